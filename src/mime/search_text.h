@@ -1,0 +1,44 @@
+#pragma once
+
+// The text IMAP SEARCH looks in, decoded to UTF-8: address and subject
+// headers, every header value, and the body's text parts (transfer-decoded,
+// charset-converted, HTML reduced to text) plus attachment file names. The
+// full-text index is fed from it.
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+#include "mime/part.h"
+
+namespace peregrine::mime {
+
+struct SearchText {
+  // Decoded address fields: each address as "Display Name <mailbox@host>",
+  // separated by ", ". Decoded subject.
+  std::string from, to, cc, bcc, subject;
+  // Every field of the top-level header, one per line: "Name: decoded value\n".
+  std::string headers;
+  // Text of every text/* part (text/html reduced to text), attachment file
+  // names, and the headers and text of encapsulated messages, separated by
+  // "\n". An encapsulated message adds the decoded values of its From, To,
+  // Cc and Subject fields, then its text. Bounded by
+  // SearchTextLimits::max_body_bytes (cut at a UTF-8 character boundary).
+  std::string body;
+};
+
+struct SearchTextLimits {
+  size_t max_body_bytes = 4 * 1024 * 1024;
+};
+
+SearchText build_search_text(std::string_view message, const Part& root,
+                             const SearchTextLimits& limits = {});
+
+// Text content of an HTML document: tags removed, <script>/<style> dropped,
+// block elements and <br> turned into line ends, entities (named, &#nnn;,
+// &#xhh;) decoded. Works on UTF-8 input; never fails on broken HTML.
+// Also dropped: <head> contents and comments. Whitespace runs become one
+// space, and &nbsp; a plain space, so searches for "a b" match.
+std::string html_to_text(std::string_view html);
+
+}  // namespace peregrine::mime
