@@ -1,0 +1,469 @@
+// Crash safety through the filesystem seam: a failed step leaves the index
+// and the files as they were, and a crash (the process stopping at a step,
+// simulated by an exception out of the seam) leaves a state that the next
+// open and sync() turn into a consistent store in which every operation that
+// returned success is there.
+
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "store/maildir/test_util.h"
+
+namespace peregrine::store::maildir {
+namespace {
+
+using base::MailError;
+using testing::append_of;
+using testing::list;
+using testing::message;
+using testing::read_file;
+
+enum class Op {
+  kCreate,
+  kWrite,
+  kFileSync,
+  kClose,
+  kRename,
+  kRemove,
+  kSyncDir,
+  kLink,
+  kSetMtime,
+  kMakeDir,
+  kRemoveDir
+};
+
+// The process stops here.
+struct Crash {};
+
+// Fails (or crashes at) the n-th matching call from the moment it is armed.
+class FaultFs : public ForwardingMaildirFs {
+ public:
+  FaultFs() : ForwardingMaildirFs(real_maildir_fs()) {}
+
+  // Adds a rule: the nth (0-based) later call of `op` (nullopt: any
+  // operation) whose path contains `needle` fails, or crashes.
+  void arm(std::optional<Op> op, int nth, std::string needle = "", bool crash = false) {
+    rules_.push_back(Rule{op, nth, std::move(needle), crash});
+  }
+  void disarm() { rules_.clear(); }
+  int calls() const { return calls_; }
+  void reset_calls() { calls_ = 0; }
+
+  // Returns an error to give back, or throws Crash.
+  std::optional<base::Error> check(Op op, const std::filesystem::path& path) {
+    ++calls_;
+    for (auto it = rules_.begin(); it != rules_.end(); ++it) {
+      if ((it->op && *it->op != op) || path.string().find(it->needle) == std::string::npos) {
+        continue;
+      }
+      if (it->remaining-- > 0) {
+        continue;
+      }
+      bool crash = it->crash;
+      rules_.erase(it);
+      if (crash) {
+        throw Crash{};
+      }
+      return base::Error{MailError::kTemporary, "injected failure at " + path.string()};
+    }
+    return std::nullopt;
+  }
+
+  class File : public base::WritableFile {
+   public:
+    File(FaultFs& fs, std::unique_ptr<base::WritableFile> real) : fs_(fs), real_(std::move(real)) {}
+    base::Result<void> append(std::string_view data) override {
+      if (auto e = fs_.check(Op::kWrite, path())) {
+        return std::unexpected(*e);
+      }
+      return real_->append(data);
+    }
+    base::Result<void> sync() override {
+      if (auto e = fs_.check(Op::kFileSync, path())) {
+        return std::unexpected(*e);
+      }
+      return real_->sync();
+    }
+    base::Result<void> close() override {
+      if (auto e = fs_.check(Op::kClose, path())) {
+        return std::unexpected(*e);
+      }
+      return real_->close();
+    }
+    const std::filesystem::path& path() const override { return real_->path(); }
+
+   private:
+    FaultFs& fs_;
+    std::unique_ptr<base::WritableFile> real_;
+  };
+
+  base::Result<std::unique_ptr<base::WritableFile>> create_exclusive(
+      const std::filesystem::path& path, mode_t mode) override {
+    if (auto e = check(Op::kCreate, path)) {
+      return std::unexpected(*e);
+    }
+    auto file = target_.create_exclusive(path, mode);
+    if (!file) {
+      return file;
+    }
+    return std::make_unique<File>(*this, std::move(*file));
+  }
+  base::Result<void> rename(const std::filesystem::path& from,
+                            const std::filesystem::path& to) override {
+    if (auto e = check(Op::kRename, to)) {
+      return std::unexpected(*e);
+    }
+    return target_.rename(from, to);
+  }
+  base::Result<void> remove(const std::filesystem::path& path) override {
+    if (auto e = check(Op::kRemove, path)) {
+      return std::unexpected(*e);
+    }
+    return target_.remove(path);
+  }
+  base::Result<void> sync_dir(const std::filesystem::path& dir) override {
+    if (auto e = check(Op::kSyncDir, dir)) {
+      return std::unexpected(*e);
+    }
+    return target_.sync_dir(dir);
+  }
+  base::Result<void> link(const std::filesystem::path& from,
+                          const std::filesystem::path& to) override {
+    if (auto e = check(Op::kLink, to)) {
+      return std::unexpected(*e);
+    }
+    return target_.link(from, to);
+  }
+  base::Result<void> set_mtime(const std::filesystem::path& path, std::int64_t seconds) override {
+    if (auto e = check(Op::kSetMtime, path)) {
+      return std::unexpected(*e);
+    }
+    return target_.set_mtime(path, seconds);
+  }
+  base::Result<void> make_dir(const std::filesystem::path& path, mode_t mode) override {
+    if (auto e = check(Op::kMakeDir, path)) {
+      return std::unexpected(*e);
+    }
+    return target_.make_dir(path, mode);
+  }
+  base::Result<void> remove_dir(const std::filesystem::path& path) override {
+    if (auto e = check(Op::kRemoveDir, path)) {
+      return std::unexpected(*e);
+    }
+    return target_.remove_dir(path);
+  }
+
+ private:
+  struct Rule {
+    std::optional<Op> op;
+    int remaining = 0;
+    std::string needle;
+    bool crash = false;
+  };
+  std::vector<Rule> rules_;
+  int calls_ = 0;
+};
+
+// The seam must exist before the store that uses it: a base class first.
+struct FaultFsHolder {
+  FaultFs fs;
+};
+
+class MaildirCrashTest : public FaultFsHolder, public testing::StoreTest {
+ public:
+  MaildirCrashTest() : StoreTest(&fs) {}
+
+  // Runs `op`, which must crash; then "restarts": a new UserStore and a sync.
+  template <typename F>
+  void crash_and_restart(F&& op) {
+    bool crashed = false;
+    try {
+      op();
+    } catch (const Crash&) {
+      crashed = true;
+    }
+    EXPECT_TRUE(crashed);
+    fs.disarm();
+    reopen();
+    sync();
+  }
+
+  void expect_unchanged_inbox(std::uint32_t messages, Uid uidnext) {
+    EXPECT_EQ(info("INBOX").messages, messages);
+    EXPECT_EQ(info("INBOX").uidnext, uidnext);
+    EXPECT_EQ(list(maildir() / "cur").size(), messages);
+    EXPECT_TRUE(list(maildir() / "tmp").empty());
+    EXPECT_TRUE(list(maildir() / "new").empty());
+  }
+};
+
+// ---- Failed steps change nothing ----
+
+TEST_F(MaildirCrashTest, AppendWithFailedStepStoresNothing) {
+  struct Case {
+    Op op;
+    int nth;
+    std::string needle;
+  };
+  const Case cases[] = {
+      {Op::kCreate, 0, "/tmp/"},
+      {Op::kWrite, 0, ""},
+      {Op::kFileSync, 0, ""},
+      {Op::kClose, 0, ""},
+      {Op::kSetMtime, 0, ""},
+      {Op::kRename, 0, "/cur/"},
+      {Op::kSyncDir, 0, "cur"},
+      // The second message of a MULTIAPPEND.
+      {Op::kFileSync, 1, ""},
+      {Op::kRename, 1, "/cur/"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(static_cast<int>(c.op));
+    fs.arm(c.op, c.nth, c.needle);
+    std::string a = message("a");
+    std::string b = message("b");
+    AppendMessage batch[] = {append_of(a), append_of(b)};
+    auto r = user_->append("INBOX", batch);
+    ASSERT_FALSE(r);
+    EXPECT_EQ(r.error().code, MailError::kTemporary);
+    EXPECT_NE(r.error().message.find("injected"), std::string::npos);
+    expect_unchanged_inbox(0, 1);
+  }
+  fs.disarm();
+  EXPECT_EQ(append("INBOX", message("works")), 1u);
+}
+
+TEST_F(MaildirCrashTest, FlagUpdateWithFailedStepChangesNothing) {
+  Uid a = append("INBOX", message("a"));
+  Uid b = append("INBOX", message("b"));
+  const auto files = list(maildir() / "cur");
+  const auto before = metas("INBOX");
+  struct Case {
+    Op op;
+    int nth;
+  };
+  for (Case c : {Case{Op::kRename, 0}, Case{Op::kRename, 1}, Case{Op::kSyncDir, 0}}) {
+    fs.arm(c.op, c.nth);
+    auto r = user_->update_flags("INBOX", UidSet{a, b}, {FlagOp::kAdd, kFlagSeen, {"k"}, {}});
+    ASSERT_FALSE(r);
+    EXPECT_EQ(r.error().code, MailError::kTemporary);
+    EXPECT_EQ(metas("INBOX"), before);
+    EXPECT_EQ(list(maildir() / "cur"), files);
+  }
+  fs.disarm();
+  sync();
+  EXPECT_EQ(metas("INBOX"), before);
+}
+
+TEST_F(MaildirCrashTest, ExpungeWithFailedUnlinkKeepsTheMessage) {
+  append("INBOX", message("a"), kFlagDeleted);
+  fs.arm(Op::kRemove, 0);
+  auto r = user_->expunge("INBOX");
+  ASSERT_FALSE(r);
+  EXPECT_EQ(info("INBOX").messages, 1u);
+  fs.disarm();
+  sync();
+  EXPECT_EQ(info("INBOX").messages, 1u);
+  r = user_->expunge("INBOX");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->size(), 1u);
+}
+
+TEST_F(MaildirCrashTest, CopyFallsBackToCopyingWhenLinkFails) {
+  Uid a = append("INBOX", message("a"), kFlagSeen);
+  fs.arm(Op::kLink, 0);
+  auto r = user_->copy("INBOX", UidSet{a}, "Archive");
+  ASSERT_TRUE(r) << r.error().message;
+  auto body = user_->open_body("Archive", r->mapping[0].dest);
+  ASSERT_TRUE(body);
+  EXPECT_EQ((*body)->read_all().value(), message("a"));
+  EXPECT_TRUE(list(dir("Archive") / "tmp").empty());
+}
+
+TEST_F(MaildirCrashTest, CopyWithFailedStepChangesNothing) {
+  Uid a = append("INBOX", message("a"));
+  Uid b = append("INBOX", message("b"));
+  auto fail_second_link_and_its_fallback = [&] {
+    fs.arm(Op::kLink, 1, "Archive");
+    fs.arm(Op::kCreate, 0, "Archive");
+  };
+  auto fail_dir_sync = [&] { fs.arm(Op::kSyncDir, 0, "Archive"); };
+  for (const auto& arm : {std::function<void()>(fail_second_link_and_its_fallback),
+                          std::function<void()>(fail_dir_sync)}) {
+    arm();
+    auto r = user_->copy("INBOX", UidSet{a, b}, "Archive");
+    ASSERT_FALSE(r);
+    EXPECT_EQ(r.error().code, MailError::kTemporary);
+    EXPECT_EQ(info("Archive").messages, 0u);
+    EXPECT_EQ(info("Archive").uidnext, 1u);
+    EXPECT_TRUE(list(dir("Archive") / "cur").empty());
+    EXPECT_TRUE(list(dir("Archive") / "tmp").empty());
+    fs.disarm();
+  }
+  EXPECT_EQ(info("INBOX").messages, 2u);
+}
+
+TEST_F(MaildirCrashTest, MoveWhoseFileRenameFailsIsFinishedLater) {
+  Uid a = append("INBOX", message("a"));
+  fs.arm(Op::kRename, 0, "Archive");  // the journal's rename, after the commit
+  auto r = user_->move("INBOX", UidSet{a}, "Archive");
+  ASSERT_TRUE(r) << r.error().message;            // committed: the move has happened
+  EXPECT_EQ(list(maildir() / "cur").size(), 1u);  // the file has not moved yet
+  auto body = user_->open_body("Archive", r->mapping[0].dest);
+  ASSERT_TRUE(body) << body.error().message;
+  EXPECT_EQ((*body)->read_all().value(), message("a"));
+  sync();
+  EXPECT_TRUE(list(maildir() / "cur").empty());
+  testing::expect_consistent(*user_, maildir());
+}
+
+TEST_F(MaildirCrashTest, CreateMailboxWithFailedMkdirCreatesNothing) {
+  fs.arm(Op::kMakeDir, 1);
+  auto r = user_->create_mailbox("New");
+  ASSERT_FALSE(r);
+  EXPECT_FALSE(entry("New"));
+  fs.disarm();
+  ASSERT_TRUE(user_->create_mailbox("New"));
+  EXPECT_TRUE(entry("New"));
+}
+
+// ---- Crashes: restart and sync give a consistent store ----
+
+TEST_F(MaildirCrashTest, CrashAtEveryStepOfAppend) {
+  // Count the seam calls of one append.
+  fs.reset_calls();
+  append("INBOX", message("counted"));
+  const int steps = fs.calls();
+  ASSERT_GE(steps, 6);
+
+  for (int k = 0; k < steps; ++k) {
+    SCOPED_TRACE("crash at step " + std::to_string(k));
+    const std::uint32_t before = info("INBOX").messages;
+    const Uid uidnext = info("INBOX").uidnext;
+    std::string bytes = message("crash" + std::to_string(k));
+    AppendMessage m = append_of(bytes, kFlagFlagged);
+    m.internal_date = InternalDate{1500000000 + k, 0};
+    fs.arm(std::nullopt, k, "", true);
+    crash_and_restart([&] { (void)user_->append("INBOX", m); });
+
+    testing::expect_consistent(*user_, maildir());
+    auto ms = metas("INBOX");
+    // Either the message is not there, or it is there once, whole, with its
+    // flags and date, under a new UID.
+    ASSERT_TRUE(ms.size() == before || ms.size() == before + 1u);
+    if (ms.size() == before + 1u) {
+      EXPECT_GE(ms.back().uid, uidnext);
+      EXPECT_EQ(ms.back().flags, kFlagFlagged);
+      EXPECT_EQ(ms.back().internal_date.seconds, 1500000000 + k);
+      auto body = user_->open_body("INBOX", ms.back().uid);
+      ASSERT_TRUE(body);
+      EXPECT_EQ((*body)->read_all().value(), bytes);
+    }
+    // Only once the file is in cur/ can it survive; before that, never.
+    const bool renamed = k >= steps - 1;
+    EXPECT_EQ(ms.size() == before + 1u, renamed);
+  }
+  // Everything acknowledged is still there, and appends go on.
+  EXPECT_EQ(metas("INBOX")[0].uid, 1u);
+  EXPECT_GT(append("INBOX", message("after")), 1u);
+}
+
+TEST_F(MaildirCrashTest, CrashAfterUnlinkOfExpungeDoesNotResurrect) {
+  Uid a = append("INBOX", message("a"), kFlagDeleted);
+  Uid b = append("INBOX", message("b"));
+  fs.arm(Op::kSyncDir, 0, "cur", true);
+  crash_and_restart([&] { (void)user_->expunge("INBOX"); });
+  auto ms = metas("INBOX");
+  ASSERT_EQ(ms.size(), 1u);
+  EXPECT_EQ(ms[0].uid, b);
+  auto changes = user_->changes_since("INBOX", 0);
+  ASSERT_TRUE(changes);
+  ASSERT_EQ(changes->expunged.size(), 1u);
+  EXPECT_EQ(changes->expunged[0].uid, a);
+  testing::expect_consistent(*user_, maildir());
+}
+
+TEST_F(MaildirCrashTest, CrashAfterFlagRenameKeepsTheNewFlags) {
+  Uid a = append("INBOX", message("a"), 0, {"kw"});
+  fs.arm(Op::kSyncDir, 0, "cur", true);
+  crash_and_restart([&] {
+    (void)user_->update_flags("INBOX", UidSet{a}, {FlagOp::kAdd, kFlagSeen, {}, {}});
+  });
+  auto ms = metas("INBOX");
+  ASSERT_EQ(ms.size(), 1u);
+  EXPECT_EQ(ms[0].flags, kFlagSeen);
+  EXPECT_EQ(ms[0].keywords, (std::vector<std::string>{"kw"}));
+  testing::expect_consistent(*user_, maildir());
+}
+
+TEST_F(MaildirCrashTest, CrashAfterMoveCommitIsFinishedAtRestart) {
+  Uid a = append("INBOX", message("a"), kFlagSeen, {"keep-me"});
+  append("INBOX", message("b"));
+  // The first rename after the commit is the journal's.
+  fs.arm(Op::kRename, 0, "", true);
+  crash_and_restart([&] { (void)user_->move("INBOX", UidSet{a}, "Archive"); });
+  EXPECT_EQ(info("INBOX").messages, 1u);
+  auto ms = metas("Archive");
+  ASSERT_EQ(ms.size(), 1u);
+  EXPECT_EQ(ms[0].keywords, (std::vector<std::string>{"keep-me"}));
+  EXPECT_EQ(list(dir("Archive") / "cur").size(), 1u);
+  EXPECT_EQ(list(maildir() / "cur").size(), 1u);
+  testing::expect_consistent(*user_, maildir());
+}
+
+TEST_F(MaildirCrashTest, CrashDuringRenameOfHierarchyIsFinishedAtRestart) {
+  ASSERT_TRUE(user_->create_mailbox("P"));
+  ASSERT_TRUE(user_->create_mailbox("P/C1"));
+  ASSERT_TRUE(user_->create_mailbox("P/C2"));
+  append("P/C2", message("deep"), 0, {"kw"});
+  fs.arm(Op::kRename, 1, "", true);  // after the first directory is renamed
+  crash_and_restart([&] { (void)user_->rename_mailbox("P", "Q"); });
+  for (const char* name : {"Q", "Q/C1", "Q/C2"}) {
+    EXPECT_TRUE(entry(name)) << name;
+  }
+  EXPECT_FALSE(entry("P"));
+  EXPECT_EQ(metas("Q/C2")[0].keywords, (std::vector<std::string>{"kw"}));
+  EXPECT_FALSE(std::filesystem::exists(maildir() / ".P.C1"));
+  testing::expect_consistent(*user_, maildir());
+}
+
+TEST_F(MaildirCrashTest, CrashDuringRenameOfInboxIsFinishedAtRestart) {
+  append("INBOX", message("a"));
+  append("INBOX", message("b"));
+  append("INBOX", message("c"));
+  fs.arm(Op::kRename, 1, "", true);  // one file moved, two to go
+  crash_and_restart([&] { (void)user_->rename_mailbox("INBOX", "Saved"); });
+  EXPECT_EQ(info("INBOX").messages, 0u);
+  EXPECT_EQ(info("Saved").messages, 3u);
+  EXPECT_TRUE(list(maildir() / "cur").empty());
+  testing::expect_consistent(*user_, maildir());
+}
+
+TEST_F(MaildirCrashTest, CrashDuringDeleteLeavesNoHalfMailbox) {
+  for (int nth : {0, 1}) {
+    SCOPED_TRACE(nth);
+    ASSERT_TRUE(user_->create_mailbox("Doomed"));
+    append("Doomed", message("x"));
+    append("Doomed", message("y"));
+    // 0: after the folder left the Maildir, before the commit;
+    // 1: after the commit, while its files are removed.
+    if (nth == 0) {
+      fs.arm(Op::kSyncDir, 0, "", true);
+    } else {
+      fs.arm(Op::kRemove, 0, "", true);
+    }
+    crash_and_restart([&] { (void)user_->delete_mailbox("Doomed"); });
+    EXPECT_FALSE(entry("Doomed"));
+    for (const auto& name : list(maildir())) {
+      EXPECT_FALSE(name.starts_with("..")) << name;
+      EXPECT_NE(name, ".Doomed");
+    }
+    testing::expect_consistent(*user_, maildir());
+  }
+}
+
+}  // namespace
+}  // namespace peregrine::store::maildir

@@ -1,0 +1,599 @@
+#include "store/maildir/index.h"
+
+#include <algorithm>
+#include <utility>
+
+namespace peregrine::store::maildir {
+namespace {
+
+using base::Result;
+
+// Migrations: kMigrations[i] takes the schema from version i to i + 1. A new
+// version appends a script here; released scripts never change.
+constexpr std::string_view kMigrations[] = {
+    // 0 -> 1
+    R"sql(
+CREATE TABLE meta (
+  key TEXT PRIMARY KEY,
+  value INTEGER NOT NULL
+) WITHOUT ROWID;
+
+CREATE TABLE mailboxes (
+  id INTEGER PRIMARY KEY,
+  name TEXT NOT NULL UNIQUE,
+  uidvalidity INTEGER NOT NULL,
+  uidnext INTEGER NOT NULL,
+  highest_modseq INTEGER NOT NULL,
+  first_unclaimed_uid INTEGER NOT NULL,
+  special_use TEXT NOT NULL DEFAULT 'none',
+  cur_mtime_ns INTEGER NOT NULL DEFAULT 0,
+  new_mtime_ns INTEGER NOT NULL DEFAULT 0
+);
+
+CREATE TABLE subscriptions (
+  name TEXT PRIMARY KEY
+) WITHOUT ROWID;
+
+CREATE TABLE messages (
+  mailbox_id INTEGER NOT NULL REFERENCES mailboxes(id) ON DELETE CASCADE,
+  uid INTEGER NOT NULL,
+  base_name TEXT NOT NULL,
+  file_name TEXT NOT NULL,
+  flags INTEGER NOT NULL,
+  keywords TEXT NOT NULL,
+  modseq INTEGER NOT NULL,
+  internal_date INTEGER NOT NULL,
+  tz_minutes INTEGER NOT NULL,
+  size INTEGER NOT NULL,
+  PRIMARY KEY (mailbox_id, uid)
+) WITHOUT ROWID;
+CREATE UNIQUE INDEX messages_by_base_name ON messages(mailbox_id, base_name);
+CREATE INDEX messages_by_modseq ON messages(mailbox_id, modseq);
+
+CREATE TABLE cache_records (
+  mailbox_id INTEGER NOT NULL,
+  uid INTEGER NOT NULL,
+  record BLOB NOT NULL,
+  PRIMARY KEY (mailbox_id, uid),
+  FOREIGN KEY (mailbox_id, uid) REFERENCES messages(mailbox_id, uid)
+    ON DELETE CASCADE ON UPDATE CASCADE
+);
+
+CREATE TABLE expunged (
+  mailbox_id INTEGER NOT NULL REFERENCES mailboxes(id) ON DELETE CASCADE,
+  uid INTEGER NOT NULL,
+  modseq INTEGER NOT NULL,
+  PRIMARY KEY (mailbox_id, uid)
+) WITHOUT ROWID;
+CREATE INDEX expunged_by_modseq ON expunged(mailbox_id, modseq);
+
+CREATE TABLE pending_renames (
+  id INTEGER PRIMARY KEY,
+  from_path TEXT NOT NULL,
+  to_path TEXT NOT NULL
+);
+)sql",
+};
+static_assert(std::size(kMigrations) == kIndexSchemaVersion);
+
+constexpr std::string_view kMailboxColumns =
+    "id, name, uidvalidity, uidnext, highest_modseq, first_unclaimed_uid, special_use, "
+    "cur_mtime_ns, new_mtime_ns";
+
+MailboxRow read_mailbox(const Statement& s) {
+  MailboxRow row;
+  row.id = s.column_int(0);
+  row.name = std::string(s.column_text(1));
+  row.uidvalidity = static_cast<std::uint32_t>(s.column_int(2));
+  row.uidnext = static_cast<Uid>(s.column_int(3));
+  row.highest_modseq = static_cast<ModSeq>(s.column_int(4));
+  row.first_unclaimed_uid = static_cast<Uid>(s.column_int(5));
+  row.special_use = special_use_from_string(s.column_text(6)).value_or(SpecialUse::kNone);
+  row.cur_mtime_ns = s.column_int(7);
+  row.new_mtime_ns = s.column_int(8);
+  return row;
+}
+
+constexpr std::string_view kMessageColumns =
+    "uid, modseq, flags, keywords, internal_date, tz_minutes, size, base_name, file_name";
+
+MessageRow read_message(const Statement& s) {
+  MessageRow row;
+  row.meta.uid = static_cast<Uid>(s.column_int(0));
+  row.meta.modseq = static_cast<ModSeq>(s.column_int(1));
+  row.meta.flags = static_cast<SystemFlags>(s.column_int(2) & kAllSystemFlags);
+  row.meta.keywords = split_keywords(s.column_text(3));
+  row.meta.internal_date.seconds = s.column_int(4);
+  row.meta.internal_date.tz_minutes = static_cast<std::int16_t>(s.column_int(5));
+  row.meta.size = static_cast<std::uint64_t>(s.column_int(6));
+  row.base_name = std::string(s.column_text(7));
+  row.file_name = std::string(s.column_text(8));
+  return row;
+}
+
+std::string sql(std::string_view a, std::string_view b, std::string_view c = {}) {
+  std::string out(a);
+  out += b;
+  out += c;
+  return out;
+}
+
+// Runs a statement that returns no rows.
+template <typename Bind>
+Result<void> run(Database& db, std::string_view text, Bind&& bind) {
+  auto s = db.prepare(text);
+  if (!s) {
+    return std::unexpected(s.error());
+  }
+  bind(*s);
+  return s->run();
+}
+
+// Collects every row of a statement through `read`.
+template <typename T, typename Bind, typename Read>
+Result<std::vector<T>> collect(Database& db, std::string_view text, Bind&& bind, Read&& read) {
+  auto s = db.prepare(text);
+  if (!s) {
+    return std::unexpected(s.error());
+  }
+  bind(*s);
+  std::vector<T> out;
+  for (;;) {
+    auto row = s->step();
+    if (!row) {
+      return std::unexpected(row.error());
+    }
+    if (!*row) {
+      return out;
+    }
+    out.push_back(read(*s));
+  }
+}
+
+}  // namespace
+
+std::string join_keywords(const std::vector<std::string>& keywords) {
+  std::string out;
+  for (const std::string& k : keywords) {
+    if (!out.empty()) {
+      out += ' ';
+    }
+    out += k;
+  }
+  return out;
+}
+
+std::vector<std::string> split_keywords(std::string_view text) {
+  std::vector<std::string> out;
+  while (!text.empty()) {
+    std::size_t space = text.find(' ');
+    std::string_view k = text.substr(0, space);
+    if (!k.empty()) {
+      out.emplace_back(k);
+    }
+    if (space == std::string_view::npos) {
+      break;
+    }
+    text.remove_prefix(space + 1);
+  }
+  return out;
+}
+
+Result<std::unique_ptr<Index>> Index::open(const std::filesystem::path& path, int busy_timeout_ms) {
+  auto db = Database::open(path);
+  if (!db) {
+    return std::unexpected(db.error());
+  }
+  // synchronous=FULL: in WAL mode NORMAL may lose the last commits on power
+  // loss, and a commit is what lets the server answer OK, so every commit
+  // must be on disk when it returns.
+  std::string pragmas = "PRAGMA busy_timeout = " + std::to_string(busy_timeout_ms) +
+                        "; PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL;"
+                        " PRAGMA foreign_keys = ON;";
+  if (auto r = (*db)->exec(pragmas); !r) {
+    return std::unexpected(r.error());
+  }
+  std::unique_ptr<Index> index(new Index(std::move(*db)));
+  if (auto r = index->migrate(); !r) {
+    return std::unexpected(r.error());
+  }
+  return index;
+}
+
+Result<void> Index::migrate() {
+  auto tx = db_->begin();
+  if (!tx) {
+    return std::unexpected(tx.error());
+  }
+  std::int64_t version = 0;
+  {
+    auto s = db_->prepare("PRAGMA user_version");
+    if (!s) {
+      return std::unexpected(s.error());
+    }
+    auto row = s->step();
+    if (!row) {
+      return std::unexpected(row.error());
+    }
+    version = *row ? s->column_int(0) : 0;
+  }  // the statement is reset here, before any DDL runs
+  if (version > kIndexSchemaVersion) {
+    return base::fail(base::MailError::kInternal, "index schema version " +
+                                                      std::to_string(version) +
+                                                      " is newer than this build reads (" +
+                                                      std::to_string(kIndexSchemaVersion) + ")");
+  }
+  if (version == kIndexSchemaVersion) {
+    return tx->commit();
+  }
+  for (auto v = version; v < kIndexSchemaVersion; ++v) {
+    if (auto r = db_->exec(kMigrations[v]); !r) {
+      return r;
+    }
+  }
+  if (auto r = db_->exec("PRAGMA user_version = " + std::to_string(kIndexSchemaVersion)); !r) {
+    return r;
+  }
+  return tx->commit();
+}
+
+// ---- Meta ----
+
+Result<bool> Index::initialized() {
+  auto rows = collect<std::int64_t>(
+      *db_, "SELECT value FROM meta WHERE key = 'initialized'", [](Statement&) {},
+      [](const Statement& s) { return s.column_int(0); });
+  if (!rows) {
+    return std::unexpected(rows.error());
+  }
+  return !rows->empty() && rows->front() != 0;
+}
+
+Result<void> Index::set_initialized() {
+  return run(*db_, "INSERT OR REPLACE INTO meta (key, value) VALUES ('initialized', 1)",
+             [](Statement&) {});
+}
+
+Result<std::uint32_t> Index::take_uidvalidity(std::int64_t now_seconds) {
+  auto rows = collect<std::int64_t>(
+      *db_, "SELECT value FROM meta WHERE key = 'last_uidvalidity'", [](Statement&) {},
+      [](const Statement& s) { return s.column_int(0); });
+  if (!rows) {
+    return std::unexpected(rows.error());
+  }
+  std::int64_t last = rows->empty() ? 0 : rows->front();
+  std::int64_t next = std::max<std::int64_t>(now_seconds, last + 1);
+  if (next > 0xffffffffLL) {
+    return base::fail(base::MailError::kInternal, "UIDVALIDITY exhausted");
+  }
+  auto r = run(*db_, "INSERT OR REPLACE INTO meta (key, value) VALUES ('last_uidvalidity', ?1)",
+               [&](Statement& s) { s.bind(1, next); });
+  if (!r) {
+    return std::unexpected(r.error());
+  }
+  return static_cast<std::uint32_t>(next);
+}
+
+Result<void> Index::raise_uidvalidity_floor(std::uint32_t value) {
+  return run(*db_,
+             "INSERT INTO meta (key, value) VALUES ('last_uidvalidity', ?1) "
+             "ON CONFLICT (key) DO UPDATE SET value = max(value, excluded.value)",
+             [&](Statement& s) { s.bind(1, value); });
+}
+
+// ---- Mailboxes ----
+
+Result<std::optional<MailboxRow>> Index::find_mailbox(std::string_view name) {
+  auto rows = collect<MailboxRow>(
+      *db_, sql("SELECT ", kMailboxColumns, " FROM mailboxes WHERE name = ?1"),
+      [&](Statement& s) { s.bind_text(1, name); }, read_mailbox);
+  if (!rows) {
+    return std::unexpected(rows.error());
+  }
+  if (rows->empty()) {
+    return std::optional<MailboxRow>();
+  }
+  return std::optional<MailboxRow>(std::move(rows->front()));
+}
+
+Result<std::vector<MailboxRow>> Index::all_mailboxes() {
+  return collect<MailboxRow>(
+      *db_, sql("SELECT ", kMailboxColumns, " FROM mailboxes ORDER BY name"), [](Statement&) {},
+      read_mailbox);
+}
+
+Result<std::int64_t> Index::insert_mailbox(const MailboxRow& row) {
+  auto r = run(*db_,
+               "INSERT INTO mailboxes (name, uidvalidity, uidnext, highest_modseq, "
+               "first_unclaimed_uid, special_use, cur_mtime_ns, new_mtime_ns) "
+               "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+               [&](Statement& s) {
+                 s.bind_text(1, row.name)
+                     .bind(2, row.uidvalidity)
+                     .bind(3, row.uidnext)
+                     .bind(4, static_cast<std::int64_t>(row.highest_modseq))
+                     .bind(5, row.first_unclaimed_uid)
+                     .bind_text(6, to_string(row.special_use))
+                     .bind(7, row.cur_mtime_ns)
+                     .bind(8, row.new_mtime_ns);
+               });
+  if (!r) {
+    return std::unexpected(r.error());
+  }
+  return db_->last_insert_rowid();
+}
+
+Result<void> Index::delete_mailbox(std::int64_t id) {
+  return run(*db_, "DELETE FROM mailboxes WHERE id = ?1", [&](Statement& s) { s.bind(1, id); });
+}
+
+Result<void> Index::rename_mailbox(std::int64_t id, std::string_view name) {
+  return run(*db_, "UPDATE mailboxes SET name = ?2 WHERE id = ?1",
+             [&](Statement& s) { s.bind(1, id).bind_text(2, name); });
+}
+
+Result<void> Index::set_counters(std::int64_t id, Uid uidnext, ModSeq highest_modseq) {
+  return run(*db_, "UPDATE mailboxes SET uidnext = ?2, highest_modseq = ?3 WHERE id = ?1",
+             [&](Statement& s) {
+               s.bind(1, id).bind(2, uidnext).bind(3, static_cast<std::int64_t>(highest_modseq));
+             });
+}
+
+Result<void> Index::set_first_unclaimed_uid(std::int64_t id, Uid uid) {
+  return run(*db_, "UPDATE mailboxes SET first_unclaimed_uid = ?2 WHERE id = ?1",
+             [&](Statement& s) { s.bind(1, id).bind(2, uid); });
+}
+
+Result<void> Index::set_scan_mtimes(std::int64_t id, std::int64_t cur_ns, std::int64_t new_ns) {
+  return run(*db_, "UPDATE mailboxes SET cur_mtime_ns = ?2, new_mtime_ns = ?3 WHERE id = ?1",
+             [&](Statement& s) { s.bind(1, id).bind(2, cur_ns).bind(3, new_ns); });
+}
+
+Result<void> Index::set_special_use(std::int64_t id, SpecialUse use) {
+  return run(*db_, "UPDATE mailboxes SET special_use = ?2 WHERE id = ?1",
+             [&](Statement& s) { s.bind(1, id).bind_text(2, to_string(use)); });
+}
+
+Result<MailboxCounts> Index::counts(const MailboxRow& mailbox) {
+  auto rows = collect<MailboxCounts>(
+      *db_,
+      "SELECT count(*), coalesce(sum((flags & ?3) = 0), 0), coalesce(sum(uid >= ?2), 0), "
+      "coalesce(sum(size), 0) FROM messages WHERE mailbox_id = ?1",
+      [&](Statement& s) {
+        s.bind(1, mailbox.id).bind(2, mailbox.first_unclaimed_uid).bind(3, kFlagSeen);
+      },
+      [](const Statement& s) {
+        MailboxCounts c;
+        c.messages = static_cast<std::uint32_t>(s.column_int(0));
+        c.unseen = static_cast<std::uint32_t>(s.column_int(1));
+        c.recent = static_cast<std::uint32_t>(s.column_int(2));
+        c.size = static_cast<std::uint64_t>(s.column_int(3));
+        return c;
+      });
+  if (!rows) {
+    return std::unexpected(rows.error());
+  }
+  return rows->empty() ? MailboxCounts{} : rows->front();
+}
+
+// ---- Subscriptions ----
+
+Result<std::vector<std::string>> Index::subscriptions() {
+  return collect<std::string>(
+      *db_, "SELECT name FROM subscriptions ORDER BY name", [](Statement&) {},
+      [](const Statement& s) { return std::string(s.column_text(0)); });
+}
+
+Result<bool> Index::is_subscribed(std::string_view name) {
+  auto rows = collect<int>(
+      *db_, "SELECT 1 FROM subscriptions WHERE name = ?1",
+      [&](Statement& s) { s.bind_text(1, name); }, [](const Statement&) { return 1; });
+  if (!rows) {
+    return std::unexpected(rows.error());
+  }
+  return !rows->empty();
+}
+
+Result<bool> Index::add_subscription(std::string_view name) {
+  auto r = run(*db_, "INSERT OR IGNORE INTO subscriptions (name) VALUES (?1)",
+               [&](Statement& s) { s.bind_text(1, name); });
+  if (!r) {
+    return std::unexpected(r.error());
+  }
+  return db_->changes() > 0;
+}
+
+Result<bool> Index::remove_subscription(std::string_view name) {
+  auto r = run(*db_, "DELETE FROM subscriptions WHERE name = ?1",
+               [&](Statement& s) { s.bind_text(1, name); });
+  if (!r) {
+    return std::unexpected(r.error());
+  }
+  return db_->changes() > 0;
+}
+
+// ---- Messages ----
+
+Result<std::vector<MessageRow>> Index::messages(std::int64_t mailbox_id, const UidSet& uids) {
+  std::vector<MessageRow> out;
+  const std::string text = sql("SELECT ", kMessageColumns,
+                               " FROM messages WHERE mailbox_id = ?1 AND uid BETWEEN ?2 AND ?3 "
+                               "ORDER BY uid");
+  for (const UidRange& range : uids.ranges()) {
+    auto rows = collect<MessageRow>(
+        *db_, text,
+        [&](Statement& s) { s.bind(1, mailbox_id).bind(2, range.first).bind(3, range.last); },
+        read_message);
+    if (!rows) {
+      return std::unexpected(rows.error());
+    }
+    std::move(rows->begin(), rows->end(), std::back_inserter(out));
+  }
+  return out;
+}
+
+Result<std::optional<MessageRow>> Index::message(std::int64_t mailbox_id, Uid uid) {
+  auto rows = messages(mailbox_id, UidSet{uid});
+  if (!rows) {
+    return std::unexpected(rows.error());
+  }
+  if (rows->empty()) {
+    return std::optional<MessageRow>();
+  }
+  return std::optional<MessageRow>(std::move(rows->front()));
+}
+
+Result<void> Index::insert_message(std::int64_t mailbox_id, const MessageRow& row,
+                                   std::optional<std::string_view> cache_record) {
+  auto r = run(*db_,
+               "INSERT INTO messages (mailbox_id, uid, base_name, file_name, flags, keywords, "
+               "modseq, internal_date, tz_minutes, size) "
+               "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+               [&](Statement& s) {
+                 s.bind(1, mailbox_id)
+                     .bind(2, row.meta.uid)
+                     .bind_text(3, row.base_name)
+                     .bind_text(4, row.file_name)
+                     .bind(5, row.meta.flags)
+                     .bind_text(6, join_keywords(row.meta.keywords))
+                     .bind(7, static_cast<std::int64_t>(row.meta.modseq))
+                     .bind(8, row.meta.internal_date.seconds)
+                     .bind(9, row.meta.internal_date.tz_minutes)
+                     .bind(10, static_cast<std::int64_t>(row.meta.size));
+               });
+  if (!r || !cache_record) {
+    return r;
+  }
+  return run(*db_, "INSERT INTO cache_records (mailbox_id, uid, record) VALUES (?1, ?2, ?3)",
+             [&](Statement& s) {
+               s.bind(1, mailbox_id).bind(2, row.meta.uid).bind_blob(3, *cache_record);
+             });
+}
+
+Result<void> Index::copy_cache_record(std::int64_t from_mailbox, Uid from_uid,
+                                      std::int64_t to_mailbox, Uid to_uid) {
+  return run(*db_,
+             "INSERT INTO cache_records (mailbox_id, uid, record) "
+             "SELECT ?3, ?4, record FROM cache_records WHERE mailbox_id = ?1 AND uid = ?2",
+             [&](Statement& s) {
+               s.bind(1, from_mailbox).bind(2, from_uid).bind(3, to_mailbox).bind(4, to_uid);
+             });
+}
+
+Result<void> Index::update_message(std::int64_t mailbox_id, const MessageRow& row) {
+  return run(*db_,
+             "UPDATE messages SET flags = ?3, keywords = ?4, modseq = ?5, file_name = ?6 "
+             "WHERE mailbox_id = ?1 AND uid = ?2",
+             [&](Statement& s) {
+               s.bind(1, mailbox_id)
+                   .bind(2, row.meta.uid)
+                   .bind(3, row.meta.flags)
+                   .bind_text(4, join_keywords(row.meta.keywords))
+                   .bind(5, static_cast<std::int64_t>(row.meta.modseq))
+                   .bind_text(6, row.file_name);
+             });
+}
+
+Result<void> Index::expunge_message(std::int64_t mailbox_id, Uid uid, ModSeq modseq) {
+  auto r = run(*db_, "DELETE FROM messages WHERE mailbox_id = ?1 AND uid = ?2",
+               [&](Statement& s) { s.bind(1, mailbox_id).bind(2, uid); });
+  if (!r) {
+    return r;
+  }
+  return run(*db_, "INSERT OR REPLACE INTO expunged (mailbox_id, uid, modseq) VALUES (?1, ?2, ?3)",
+             [&](Statement& s) {
+               s.bind(1, mailbox_id).bind(2, uid).bind(3, static_cast<std::int64_t>(modseq));
+             });
+}
+
+Result<std::vector<Uid>> Index::move_all_messages(std::int64_t from_mailbox,
+                                                  std::int64_t to_mailbox, ModSeq modseq) {
+  auto uids = uids_from(from_mailbox, 1);
+  if (!uids) {
+    return uids;
+  }
+  auto r = run(
+      *db_,
+      "INSERT OR REPLACE INTO expunged (mailbox_id, uid, modseq) "
+      "SELECT mailbox_id, uid, ?2 FROM messages WHERE mailbox_id = ?1",
+      [&](Statement& s) { s.bind(1, from_mailbox).bind(2, static_cast<std::int64_t>(modseq)); });
+  if (!r) {
+    return std::unexpected(r.error());
+  }
+  // The cache records follow through ON UPDATE CASCADE.
+  r = run(*db_, "UPDATE messages SET mailbox_id = ?2 WHERE mailbox_id = ?1",
+          [&](Statement& s) { s.bind(1, from_mailbox).bind(2, to_mailbox); });
+  if (!r) {
+    return std::unexpected(r.error());
+  }
+  return uids;
+}
+
+Result<std::vector<CacheEntry>> Index::cache_records(std::int64_t mailbox_id, const UidSet& uids) {
+  std::vector<CacheEntry> out;
+  for (const UidRange& range : uids.ranges()) {
+    auto rows = collect<CacheEntry>(
+        *db_,
+        "SELECT uid, record FROM cache_records WHERE mailbox_id = ?1 AND uid BETWEEN ?2 AND ?3 "
+        "ORDER BY uid",
+        [&](Statement& s) { s.bind(1, mailbox_id).bind(2, range.first).bind(3, range.last); },
+        [](const Statement& s) {
+          return CacheEntry{static_cast<Uid>(s.column_int(0)), std::string(s.column_blob(1))};
+        });
+    if (!rows) {
+      return std::unexpected(rows.error());
+    }
+    std::move(rows->begin(), rows->end(), std::back_inserter(out));
+  }
+  return out;
+}
+
+Result<std::vector<MessageRow>> Index::changed_since(std::int64_t mailbox_id, ModSeq since) {
+  auto rows = collect<MessageRow>(
+      *db_, sql("SELECT ", kMessageColumns, " FROM messages WHERE mailbox_id = ?1 AND modseq > ?2"),
+      [&](Statement& s) { s.bind(1, mailbox_id).bind(2, static_cast<std::int64_t>(since)); },
+      read_message);
+  if (rows) {
+    std::sort(rows->begin(), rows->end(),
+              [](const MessageRow& a, const MessageRow& b) { return a.meta.uid < b.meta.uid; });
+  }
+  return rows;
+}
+
+Result<std::vector<ExpungedUid>> Index::expunged_since(std::int64_t mailbox_id, ModSeq since) {
+  return collect<ExpungedUid>(
+      *db_, "SELECT uid, modseq FROM expunged WHERE mailbox_id = ?1 AND modseq > ?2 ORDER BY uid",
+      [&](Statement& s) { s.bind(1, mailbox_id).bind(2, static_cast<std::int64_t>(since)); },
+      [](const Statement& s) {
+        return ExpungedUid{static_cast<Uid>(s.column_int(0)), static_cast<ModSeq>(s.column_int(1))};
+      });
+}
+
+Result<std::vector<Uid>> Index::uids_from(std::int64_t mailbox_id, Uid first) {
+  return collect<Uid>(
+      *db_, "SELECT uid FROM messages WHERE mailbox_id = ?1 AND uid >= ?2 ORDER BY uid",
+      [&](Statement& s) { s.bind(1, mailbox_id).bind(2, first); },
+      [](const Statement& s) { return static_cast<Uid>(s.column_int(0)); });
+}
+
+// ---- Journal ----
+
+Result<void> Index::add_pending_rename(std::string_view from, std::string_view to) {
+  return run(*db_, "INSERT INTO pending_renames (from_path, to_path) VALUES (?1, ?2)",
+             [&](Statement& s) { s.bind_text(1, from).bind_text(2, to); });
+}
+
+Result<std::vector<PendingRename>> Index::pending_renames() {
+  return collect<PendingRename>(
+      *db_, "SELECT id, from_path, to_path FROM pending_renames ORDER BY id", [](Statement&) {},
+      [](const Statement& s) {
+        return PendingRename{s.column_int(0), std::string(s.column_text(1)),
+                             std::string(s.column_text(2))};
+      });
+}
+
+Result<void> Index::clear_pending_renames() {
+  return run(*db_, "DELETE FROM pending_renames", [](Statement&) {});
+}
+
+}  // namespace peregrine::store::maildir

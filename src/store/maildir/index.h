@@ -1,0 +1,141 @@
+#pragma once
+
+// The per-user SQLite index of the Maildir backend: mailboxes, messages with
+// their flags, keywords, MODSEQ and cache record, expunged UIDs for the
+// change feed, subscriptions, and a journal of pending renames. The schema
+// and its versions are in docs/formats/maildir-store.md.
+//
+// Typed queries only; the caller (MaildirUserStore) decides what goes in
+// one transaction. Not thread-safe.
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/result.h"
+#include "store/api/types.h"
+#include "store/api/uid_set.h"
+#include "store/maildir/sqlite.h"
+
+namespace peregrine::store::maildir {
+
+inline constexpr int kIndexSchemaVersion = 1;
+
+struct MailboxRow {
+  std::int64_t id = 0;
+  std::string name;
+  std::uint32_t uidvalidity = 0;
+  Uid uidnext = 1;
+  ModSeq highest_modseq = 1;
+  Uid first_unclaimed_uid = 1;  // messages from this UID on are not yet \Recent anywhere
+  SpecialUse special_use = SpecialUse::kNone;
+  // Directory mtimes (ns) seen by the last full scan of cur/ and new/; 0 when
+  // a rescan is needed (docs/formats/maildir-store.md, "Sync").
+  std::int64_t cur_mtime_ns = 0;
+  std::int64_t new_mtime_ns = 0;
+};
+
+struct MessageRow {
+  MessageMeta meta;
+  std::string base_name;  // the file's name up to ':'; unique in its mailbox
+  std::string file_name;  // the file's current name in cur/
+};
+
+struct PendingRename {
+  std::int64_t id = 0;
+  std::string from;  // relative to the Maildir
+  std::string to;
+};
+
+struct MailboxCounts {
+  std::uint32_t messages = 0;
+  std::uint32_t unseen = 0;
+  std::uint32_t recent = 0;
+  std::uint64_t size = 0;
+};
+
+class Index {
+ public:
+  // Opens (creating) the index: WAL, synchronous=FULL, foreign keys on, a
+  // busy timeout, and the schema migrated to kIndexSchemaVersion. kInternal
+  // when the file is of a newer schema than this build knows.
+  static base::Result<std::unique_ptr<Index>> open(const std::filesystem::path& path,
+                                                   int busy_timeout_ms);
+
+  base::Result<Transaction> begin() { return db_->begin(); }
+
+  // ---- Meta ----
+  base::Result<bool> initialized();
+  base::Result<void> set_initialized();
+  // A UIDVALIDITY greater than every one given before for this user (the
+  // current time if it is greater), recorded. Call inside a transaction.
+  base::Result<std::uint32_t> take_uidvalidity(std::int64_t now_seconds);
+  // Makes every later take_uidvalidity return more than `value`.
+  base::Result<void> raise_uidvalidity_floor(std::uint32_t value);
+
+  // ---- Mailboxes ----
+  base::Result<std::optional<MailboxRow>> find_mailbox(std::string_view name);
+  base::Result<std::vector<MailboxRow>> all_mailboxes();  // sorted by name
+  // Returns the new row's id.
+  base::Result<std::int64_t> insert_mailbox(const MailboxRow& row);
+  base::Result<void> delete_mailbox(std::int64_t id);
+  base::Result<void> rename_mailbox(std::int64_t id, std::string_view name);
+  base::Result<void> set_counters(std::int64_t id, Uid uidnext, ModSeq highest_modseq);
+  base::Result<void> set_first_unclaimed_uid(std::int64_t id, Uid uid);
+  base::Result<void> set_scan_mtimes(std::int64_t id, std::int64_t cur_ns, std::int64_t new_ns);
+  base::Result<void> set_special_use(std::int64_t id, SpecialUse use);
+  base::Result<MailboxCounts> counts(const MailboxRow& mailbox);
+
+  // ---- Subscriptions ----
+  base::Result<std::vector<std::string>> subscriptions();  // sorted
+  base::Result<bool> is_subscribed(std::string_view name);
+  // Whether the set changed.
+  base::Result<bool> add_subscription(std::string_view name);
+  base::Result<bool> remove_subscription(std::string_view name);
+
+  // ---- Messages ----
+  // The messages in `uids`, ascending.
+  base::Result<std::vector<MessageRow>> messages(std::int64_t mailbox_id, const UidSet& uids);
+  base::Result<std::optional<MessageRow>> message(std::int64_t mailbox_id, Uid uid);
+  // Inserts a message and, when given, its cache record (copy and move
+  // take the source's with copy_cache_record instead).
+  base::Result<void> insert_message(std::int64_t mailbox_id, const MessageRow& row,
+                                    std::optional<std::string_view> cache_record);
+  // Copies the cache record of one message to another (copy/move).
+  base::Result<void> copy_cache_record(std::int64_t from_mailbox, Uid from_uid,
+                                       std::int64_t to_mailbox, Uid to_uid);
+  // Sets flags, keywords, modseq and file name from `row.meta` / `row`.
+  base::Result<void> update_message(std::int64_t mailbox_id, const MessageRow& row);
+  // Deletes a message (and its cache record) and records it as expunged at `modseq`.
+  base::Result<void> expunge_message(std::int64_t mailbox_id, Uid uid, ModSeq modseq);
+  // Moves every message of one mailbox to another keeping UIDs, recording
+  // them expunged from the first at `modseq` (RENAME INBOX). Returns the UIDs.
+  base::Result<std::vector<Uid>> move_all_messages(std::int64_t from_mailbox,
+                                                   std::int64_t to_mailbox, ModSeq modseq);
+  base::Result<std::vector<CacheEntry>> cache_records(std::int64_t mailbox_id, const UidSet& uids);
+  base::Result<std::vector<MessageRow>> changed_since(std::int64_t mailbox_id, ModSeq since);
+  base::Result<std::vector<ExpungedUid>> expunged_since(std::int64_t mailbox_id, ModSeq since);
+  base::Result<std::vector<Uid>> uids_from(std::int64_t mailbox_id, Uid first);
+
+  // ---- Journal of renames still to do on disk ----
+  base::Result<void> add_pending_rename(std::string_view from, std::string_view to);
+  base::Result<std::vector<PendingRename>> pending_renames();
+  base::Result<void> clear_pending_renames();
+
+ private:
+  explicit Index(std::unique_ptr<Database> db) : db_(std::move(db)) {}
+  base::Result<void> migrate();
+
+  std::unique_ptr<Database> db_;
+};
+
+// Keywords as the index stores them: joined by single spaces (keywords never
+// contain one).
+std::string join_keywords(const std::vector<std::string>& keywords);
+std::vector<std::string> split_keywords(std::string_view text);
+
+}  // namespace peregrine::store::maildir

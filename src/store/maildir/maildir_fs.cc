@@ -1,0 +1,184 @@
+#include "store/maildir/maildir_fs.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <utility>
+
+namespace peregrine::store::maildir {
+namespace {
+
+std::unexpected<base::Error> fail_errno(std::string_view what, const std::filesystem::path& path,
+                                        int err) {
+  return std::unexpected(base::errno_error(what, path, err));
+}
+
+// A message file open for reading. pread() needs no shared offset, so one
+// Body may be read by any thread (one at a time, as body.h promises).
+class FileBody final : public Body {
+ public:
+  FileBody(int fd, std::uint64_t size, std::filesystem::path path)
+      : fd_(fd), size_(size), path_(std::move(path)) {}
+  ~FileBody() override { ::close(fd_); }
+  FileBody(const FileBody&) = delete;
+  FileBody& operator=(const FileBody&) = delete;
+
+  std::uint64_t size() const override { return size_; }
+
+  base::Result<std::size_t> read_into(std::uint64_t offset, std::span<char> out) const override {
+    if (offset >= size_ || out.empty()) {
+      return 0;
+    }
+    for (;;) {
+      ssize_t n = ::pread(fd_, out.data(), out.size(), static_cast<off_t>(offset));
+      if (n >= 0) {
+        return static_cast<std::size_t>(n);
+      }
+      if (errno != EINTR) {
+        return fail_errno("read", path_, errno);
+      }
+    }
+  }
+
+ private:
+  int fd_;
+  std::uint64_t size_;
+  std::filesystem::path path_;
+};
+
+class PosixMaildirFs final : public MaildirFs {
+ public:
+  base::Result<std::unique_ptr<base::WritableFile>> create_exclusive(
+      const std::filesystem::path& path, mode_t mode) override {
+    return base_.create_exclusive(path, mode);
+  }
+  base::Result<std::string> read_file(const std::filesystem::path& path,
+                                      std::size_t max_bytes) override {
+    return base_.read_file(path, max_bytes);
+  }
+  base::Result<void> rename(const std::filesystem::path& from,
+                            const std::filesystem::path& to) override {
+    return base_.rename(from, to);
+  }
+  base::Result<void> remove(const std::filesystem::path& path) override {
+    return base_.remove(path);
+  }
+  base::Result<void> set_mode(const std::filesystem::path& path, mode_t mode) override {
+    return base_.set_mode(path, mode);
+  }
+  base::Result<void> sync_dir(const std::filesystem::path& dir) override {
+    return base_.sync_dir(dir);
+  }
+  base::Result<base::FileInfo> stat(const std::filesystem::path& path) override {
+    return base_.stat(path);
+  }
+
+  base::Result<void> make_dir(const std::filesystem::path& path, mode_t mode) override {
+    if (::mkdir(path.c_str(), mode) != 0) {
+      return fail_errno("mkdir", path, errno);
+    }
+    return {};
+  }
+
+  base::Result<void> remove_dir(const std::filesystem::path& path) override {
+    if (::rmdir(path.c_str()) != 0) {
+      return fail_errno("rmdir", path, errno);
+    }
+    return {};
+  }
+
+  base::Result<std::vector<DirEntry>> list_dir(const std::filesystem::path& path) override {
+    DIR* dir = ::opendir(path.c_str());
+    if (dir == nullptr) {
+      return fail_errno("opendir", path, errno);
+    }
+    std::vector<DirEntry> out;
+    for (;;) {
+      errno = 0;
+      dirent* entry = ::readdir(dir);
+      if (entry == nullptr) {
+        int err = errno;
+        ::closedir(dir);
+        if (err != 0) {
+          return fail_errno("readdir", path, err);
+        }
+        return out;
+      }
+      std::string_view name = entry->d_name;
+      if (name == "." || name == "..") {
+        continue;
+      }
+      DirEntry e;
+      e.name = std::string(name);
+      switch (entry->d_type) {
+        case DT_REG:
+          e.type = DirEntry::Type::kFile;
+          break;
+        case DT_DIR:
+          e.type = DirEntry::Type::kDirectory;
+          break;
+        case DT_UNKNOWN:
+          e.type = DirEntry::Type::kUnknown;
+          break;
+        default:
+          e.type = DirEntry::Type::kOther;
+          break;
+      }
+      out.push_back(std::move(e));
+    }
+  }
+
+  base::Result<void> link(const std::filesystem::path& from,
+                          const std::filesystem::path& to) override {
+    if (::link(from.c_str(), to.c_str()) != 0) {
+      int err = errno;
+      base::Error error = base::errno_error("link", from, err);
+      error.message += " to " + to.string();
+      return std::unexpected(std::move(error));
+    }
+    return {};
+  }
+
+  base::Result<std::unique_ptr<Body>> open_body(const std::filesystem::path& path) override {
+    int fd;
+    do {
+      fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    } while (fd < 0 && errno == EINTR);
+    if (fd < 0) {
+      return fail_errno("open", path, errno);
+    }
+    struct stat st;
+    if (::fstat(fd, &st) != 0) {
+      int err = errno;
+      ::close(fd);
+      return fail_errno("stat", path, err);
+    }
+    return std::make_unique<FileBody>(fd, static_cast<std::uint64_t>(st.st_size), path);
+  }
+
+  base::Result<void> set_mtime(const std::filesystem::path& path, std::int64_t seconds) override {
+    timespec times[2];
+    times[0].tv_sec = static_cast<time_t>(seconds);
+    times[0].tv_nsec = 0;
+    times[1] = times[0];
+    if (::utimensat(AT_FDCWD, path.c_str(), times, 0) != 0) {
+      return fail_errno("utimensat", path, errno);
+    }
+    return {};
+  }
+
+ private:
+  base::FileSystem& base_ = base::real_file_system();
+};
+
+}  // namespace
+
+MaildirFs& real_maildir_fs() {
+  static PosixMaildirFs fs;
+  return fs;
+}
+
+}  // namespace peregrine::store::maildir

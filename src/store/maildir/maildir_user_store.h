@@ -1,0 +1,159 @@
+#pragma once
+
+// The Maildir backend's UserStore (internal to store/maildir; use
+// MaildirStore::open_user). Its code is split by responsibility:
+//   maildir_user_store.cc   opening, initialization, shared helpers
+//   mailboxes.cc            list, create, delete, rename, subscribe, status
+//   messages.cc             append, flags, expunge, copy, move, bodies, changes
+//   sync.cc                 folding in what other programs did
+//
+// Every write follows the order in docs/formats/maildir-store.md: the files
+// are made durable first, the index commits last, and only then do the call
+// return success and the listeners hear of it.
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "store/api/listener.h"
+#include "store/api/user_store.h"
+#include "store/maildir/index.h"
+#include "store/maildir/maildir_fs.h"
+#include "store/maildir/maildir_store.h"
+
+namespace peregrine::store::maildir {
+
+class MaildirUserStore final : public UserStore {
+ public:
+  // Opens the user's Maildir and index under `root`, creating them and the
+  // default mailboxes on first use, and finishes any work a crash left
+  // undone (pending renames, half-deleted folders).
+  static base::Result<std::unique_ptr<MaildirUserStore>> open(std::string user,
+                                                              std::filesystem::path root,
+                                                              const MaildirOptions& options);
+
+  const std::string& user() const override { return user_; }
+
+  using UserStore::append;
+  using UserStore::create_mailbox;
+  using UserStore::expunge;
+
+  base::Result<std::vector<MailboxEntry>> list_mailboxes() override;
+  base::Result<std::vector<std::string>> list_subscriptions() override;
+  base::Result<void> create_mailbox(std::string_view name, SpecialUse use) override;
+  base::Result<void> delete_mailbox(std::string_view name) override;
+  base::Result<void> rename_mailbox(std::string_view from, std::string_view to) override;
+  base::Result<void> subscribe(std::string_view name) override;
+  base::Result<void> unsubscribe(std::string_view name) override;
+  base::Result<MailboxInfo> status(std::string_view mailbox) override;
+  base::Result<MailboxSnapshot> open_mailbox(std::string_view mailbox) override;
+  base::Result<std::vector<Uid>> claim_recent(std::string_view mailbox) override;
+  base::Result<Watch> watch(std::string_view mailbox, MailboxListener& listener) override;
+
+  base::Result<AppendResult> append(std::string_view mailbox,
+                                    std::span<const AppendMessage> messages) override;
+  base::Result<FlagUpdateResult> update_flags(std::string_view mailbox, const UidSet& uids,
+                                              const FlagUpdate& update) override;
+  base::Result<std::vector<Uid>> expunge(std::string_view mailbox, const UidSet& uids) override;
+  base::Result<CopyResult> copy(std::string_view source, const UidSet& uids,
+                                std::string_view dest) override;
+  base::Result<CopyResult> move(std::string_view source, const UidSet& uids,
+                                std::string_view dest) override;
+  base::Result<std::unique_ptr<Body>> open_body(std::string_view mailbox, Uid uid) override;
+  base::Result<std::vector<CacheEntry>> cache_records(std::string_view mailbox,
+                                                      const UidSet& uids) override;
+  base::Result<ChangeSet> changes_since(std::string_view mailbox, ModSeq since) override;
+  base::Result<void> sync() override;
+  base::Result<void> sync_mailbox(std::string_view mailbox) override;
+
+  // The Maildir directory (for tests and tools).
+  const std::filesystem::path& maildir() const { return maildir_; }
+
+ private:
+  MaildirUserStore(std::string user, std::filesystem::path root, const MaildirOptions& options,
+                   std::unique_ptr<Index> index);
+
+  // ---- maildir_user_store.cc ----
+  base::Result<void> initialize();
+  // The directory of a canonical mailbox name.
+  std::filesystem::path mailbox_dir(std::string_view name) const;
+  // The canonical name's row; kNotFound "no such mailbox".
+  base::Result<MailboxRow> require_mailbox(std::string_view name);
+  // Creates dir, cur/, new/, tmp/ (and maildirfolder for a folder) as far as
+  // they are missing, and makes them durable.
+  base::Result<void> make_folder(const std::filesystem::path& dir, bool is_inbox);
+  // Removes a directory tree; best effort, returns the first error.
+  base::Result<void> remove_tree(const std::filesystem::path& dir);
+  // Does the renames the journal lists and clears it.
+  base::Result<void> replay_pending_renames();
+  // A new UIDVALIDITY (Index::take_uidvalidity), inside the caller's
+  // transaction, recorded in the Maildir before the caller commits.
+  base::Result<std::uint32_t> take_uidvalidity();
+  // Writes the Maildir's record of the last UIDVALIDITY given out, so that an
+  // index rebuilt from the Maildir never gives one out again.
+  base::Result<void> record_uidvalidity(std::uint32_t value);
+  // A base name no other file of this process or host has.
+  std::string new_base_name(std::uint64_t size);
+  // Writes `bytes` to tmp/ of `dir`, fsyncs it, dates it, and renames it to
+  // `cur_path`. Nothing is left behind on failure.
+  base::Result<void> write_message_file(const std::filesystem::path& dir,
+                                        std::string_view base_name,
+                                        const std::filesystem::path& cur_path,
+                                        std::string_view bytes, std::int64_t mtime_seconds);
+
+  // ---- messages.cc ----
+  base::Result<FlagUpdateResult> update_flags_once(const MailboxRow& mailbox, const UidSet& uids,
+                                                   const FlagUpdate& update);
+  base::Result<CopyResult> copy_once(const MailboxRow& source, const UidSet& uids,
+                                     const MailboxRow& dest);
+  base::Result<CopyResult> move_once(const MailboxRow& source, const UidSet& uids,
+                                     const MailboxRow& dest);
+  // Links (or, across filesystems, copies) a message file to a new name.
+  base::Result<void> link_or_copy(const std::filesystem::path& from,
+                                  const std::filesystem::path& dest_dir, std::string_view dest_base,
+                                  const std::filesystem::path& to, std::uint64_t size);
+
+  // ---- mailboxes.cc ----
+  base::Result<void> rename_inbox(std::string_view to);
+
+  // ---- sync.cc ----
+  // Adopts folder directories other programs made and forgets mailboxes
+  // whose directory is gone. `force` skips the root mtime check.
+  base::Result<void> scan_folders(bool force);
+  base::Result<void> sync_row(const MailboxRow& mailbox);
+  // Drops a mailbox whose folder another program removed.
+  base::Result<void> forget_mailbox(const MailboxRow& mailbox);
+  // Removes "..deleted.*" directories left by an interrupted delete.
+  void remove_deleted_leftovers(const std::vector<DirEntry>& root_entries);
+  // Removes files older than 36 hours from tmp/, once per mailbox per open.
+  void clean_tmp(const MailboxRow& mailbox, const std::filesystem::path& dir);
+
+  std::string user_;
+  std::filesystem::path root_;
+  std::filesystem::path maildir_;
+  MaildirOptions options_;
+  MaildirFs& fs_;
+  std::unique_ptr<Index> index_;
+  ListenerRegistry listeners_;
+  std::int64_t root_mtime_ns_ = 0;  // of the Maildir at the last folder scan; 0: rescan
+  std::set<std::int64_t> tmp_cleaned_;
+};
+
+// ---- Shared by the .cc files ----
+
+// Wall-clock time.
+std::int64_t now_micros();
+// Whether a directory mtime is too close to now to prove that nothing
+// changed after it (timestamps are coarse): such a scan is redone next time.
+bool mtime_too_recent(std::int64_t mtime_ns);
+// "cur" or "new" below a mailbox directory.
+inline std::filesystem::path cur_dir(const std::filesystem::path& dir) { return dir / "cur"; }
+inline std::filesystem::path new_dir(const std::filesystem::path& dir) { return dir / "new"; }
+inline std::filesystem::path tmp_dir(const std::filesystem::path& dir) { return dir / "tmp"; }
+
+}  // namespace peregrine::store::maildir

@@ -1,0 +1,210 @@
+#pragma once
+
+// Test helpers for the Maildir backend: a temporary directory, messages,
+// directory listings, and a check that the index and the files agree.
+
+#include <gtest/gtest.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <optional>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "store/api/user_store.h"
+#include "store/maildir/maildir_store.h"
+#include "store/maildir/names.h"
+
+namespace peregrine::store::maildir::testing {
+
+class TempDir {
+ public:
+  TempDir() {
+    std::string templ =
+        (std::filesystem::temp_directory_path() / "peregrine-store-XXXXXX").string();
+    char* made = ::mkdtemp(templ.data());
+    EXPECT_NE(made, nullptr);
+    path_ = templ;
+  }
+  ~TempDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::filesystem::path path_;
+};
+
+inline std::string message(const std::string& subject, const std::string& body = "Hello.\r\n") {
+  return "From: Alice <alice@example.com>\r\nTo: bob@example.com\r\nSubject: " + subject +
+         "\r\nMessage-ID: <" + subject + "@example.com>\r\n\r\n" + body;
+}
+
+inline AppendMessage append_of(std::string_view bytes, SystemFlags flags = 0,
+                               std::vector<std::string> keywords = {}) {
+  AppendMessage m;
+  m.bytes = bytes;
+  m.flags = flags;
+  m.keywords = std::move(keywords);
+  return m;
+}
+
+// Names of the entries of a directory, sorted; empty if it does not exist.
+inline std::vector<std::string> list(const std::filesystem::path& dir) {
+  std::vector<std::string> out;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
+    out.push_back(e.path().filename().string());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+inline void write_file(const std::filesystem::path& path, std::string_view bytes) {
+  std::ofstream out(path, std::ios::binary);
+  out << bytes;
+}
+
+inline std::string read_file(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// The Maildir directory of a mailbox.
+inline std::filesystem::path dir_of(const std::filesystem::path& maildir, std::string_view name) {
+  std::string d = folder_dir(name);
+  return d.empty() ? maildir : maildir / d;
+}
+
+// Every selectable mailbox's index rows and cur/ files agree one to one, and
+// new/ is empty: what a consistent store looks like after sync().
+inline void expect_consistent(UserStore& store, const std::filesystem::path& maildir) {
+  auto mailboxes = store.list_mailboxes();
+  ASSERT_TRUE(mailboxes) << mailboxes.error().message;
+  for (const MailboxEntry& e : *mailboxes) {
+    if (!e.selectable) {
+      continue;
+    }
+    auto snapshot = store.open_mailbox(e.name);
+    ASSERT_TRUE(snapshot) << snapshot.error().message;
+    std::vector<std::string> files = list(dir_of(maildir, e.name) / "cur");
+    EXPECT_EQ(files.size(), snapshot->messages.size()) << e.name;
+    EXPECT_TRUE(list(dir_of(maildir, e.name) / "new").empty()) << e.name;
+    for (const MessageMeta& m : snapshot->messages) {
+      auto body = store.open_body(e.name, m.uid);
+      ASSERT_TRUE(body) << e.name << " uid " << m.uid << ": " << body.error().message;
+      EXPECT_EQ((*body)->size(), m.size);
+    }
+  }
+}
+
+class Recorder : public MailboxListener {
+ public:
+  void on_appended(std::span<const MessageMeta> messages) override {
+    for (const auto& m : messages) {
+      appended.push_back(m.uid);
+    }
+  }
+  void on_flags_changed(std::span<const MessageMeta> messages) override {
+    for (const auto& m : messages) {
+      flags_changed.push_back(m.uid);
+    }
+  }
+  void on_expunged(std::span<const Uid> uids, ModSeq modseq) override {
+    expunged.insert(expunged.end(), uids.begin(), uids.end());
+    last_expunge_modseq = modseq;
+  }
+  void on_mailbox_deleted() override { deleted = true; }
+
+  std::vector<Uid> appended, flags_changed, expunged;
+  ModSeq last_expunge_modseq = 0;
+  bool deleted = false;
+};
+
+class StoreTest : public ::testing::Test {
+ public:
+  StoreTest() : StoreTest(nullptr) {}
+  // `fs`, when given, is the seam the store uses (it must outlive the test).
+  explicit StoreTest(MaildirFs* fs) {
+    MaildirOptions options;
+    options.data_dir = tmp_.path() / "data";
+    options.max_message_size = 1 << 20;
+    options.host_name = "test.host";
+    options.fs = fs;
+    store_ = std::make_unique<MaildirStore>(options);
+    reopen();
+  }
+
+  void reopen() {
+    user_.reset();
+    auto opened = store_->open_user("alice");
+    ASSERT_TRUE(opened) << opened.error().message;
+    user_ = std::move(*opened);
+  }
+  void sync() {
+    auto r = user_->sync();
+    ASSERT_TRUE(r) << r.error().message;
+  }
+
+  std::filesystem::path maildir() const { return tmp_.path() / "data" / "alice" / "Maildir"; }
+  std::filesystem::path dir(std::string_view mailbox) const {
+    return testing::dir_of(maildir(), mailbox);
+  }
+
+  Uid append(std::string_view mailbox, const std::string& bytes, SystemFlags flags = 0,
+             std::vector<std::string> keywords = {}) {
+    auto r = user_->append(mailbox, append_of(bytes, flags, std::move(keywords)));
+    EXPECT_TRUE(r) << r.error().message;
+    return r ? r->uid : 0;
+  }
+
+  MailboxInfo info(std::string_view mailbox) {
+    auto r = user_->status(mailbox);
+    EXPECT_TRUE(r) << r.error().message;
+    return r ? *r : MailboxInfo{};
+  }
+
+  std::vector<MessageMeta> metas(std::string_view mailbox) {
+    auto r = user_->open_mailbox(mailbox);
+    EXPECT_TRUE(r) << r.error().message;
+    return r ? r->messages : std::vector<MessageMeta>{};
+  }
+
+  std::vector<std::string> names() {
+    std::vector<std::string> out;
+    auto r = user_->list_mailboxes();
+    EXPECT_TRUE(r);
+    for (const auto& e : *r) {
+      out.push_back(e.name);
+    }
+    return out;
+  }
+
+  std::optional<MailboxEntry> entry(std::string_view name) {
+    auto r = user_->list_mailboxes();
+    for (const auto& e : *r) {
+      if (e.name == name) {
+        return e;
+      }
+    }
+    return std::nullopt;
+  }
+
+  TempDir tmp_;
+  std::unique_ptr<MaildirStore> store_;
+  std::unique_ptr<UserStore> user_;
+};
+
+}  // namespace peregrine::store::maildir::testing
