@@ -1,22 +1,28 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer targets with clang and runs mime_fuzz.
-# Usage: scripts/fuzz.sh [seconds]   (default 600)
+# Builds the libFuzzer targets with clang and runs one of them.
+# Usage: scripts/fuzz.sh [seconds] [mime|imap_proto]   (defaults: 600, mime)
 # Crashes go to build/fuzz/artifacts/; see tests/fuzz/README.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 seconds=${1:-600}
+target=${2:-mime}
 build=build/fuzz
+case "$target" in
+  mime) seeds=tests/mime/corpus dict=tests/fuzz/mime.dict max_len=262144 ;;
+  imap_proto) seeds=tests/fuzz/imap_seeds dict=tests/fuzz/imap.dict max_len=4096 ;;
+  *) echo "fuzz.sh: unknown target $target (mime or imap_proto)" >&2; exit 64 ;;
+esac
 
 CC=clang CXX=clang++ cmake -S . -B "$build" -G Ninja -DPEREGRINE_FUZZ=ON -DPEREGRINE_TESTS=OFF \
   -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-cmake --build "$build" -j2 --target mime_fuzz
+cmake --build "$build" -j2 --target "${target}_fuzz"
 
-mkdir -p "$build/corpus" "$build/artifacts"
+mkdir -p "$build/corpus-$target" "$build/artifacts" "$seeds"
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 
 # First directory: the working corpus (written); the seeds are only read.
-exec "$build/tests/fuzz/mime_fuzz" "$build/corpus" tests/mime/corpus \
-  -dict=tests/fuzz/mime.dict -max_len=262144 -max_total_time="$seconds" \
+exec "$build/tests/fuzz/${target}_fuzz" "$build/corpus-$target" "$seeds" \
+  -dict="$dict" -max_len="$max_len" -max_total_time="$seconds" \
   -timeout=10 -rss_limit_mb=4096 -artifact_prefix="$build/artifacts/" -print_final_stats=1
