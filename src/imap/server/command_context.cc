@@ -1,0 +1,104 @@
+#include "imap/server/command_context.h"
+
+#include "base/log.h"
+
+namespace peregrine::imap {
+namespace {
+
+void log_store_error(const CommandContext& ctx, const base::Error& error) {
+  base::log(base::LogLevel::kError, "imap.store_error",
+            {{"user", ctx.session.user ? ctx.session.user->user() : std::string()},
+             {"command", std::string(command_name(ctx.command.id))},
+             {"code", base::to_string(error.code)},
+             {"error", error.message}});
+}
+
+}  // namespace
+
+void CommandContext::fail(const base::Error& error, bool bad_input_is_bad) {
+  using base::MailError;
+  switch (error.code) {
+    case MailError::kNotFound:
+      return no(Code::kNonExistent, error.message);
+    case MailError::kExists:
+      return no(Code::kAlreadyExists, error.message);
+    case MailError::kNoPermission:
+      return no(Code::kNoPerm, error.message);
+    case MailError::kAuthFailed:
+      return no(Code::kAuthenticationFailed, "Authentication failed");
+    case MailError::kOverQuota:
+      return no(Code::kOverQuota, error.message);
+    case MailError::kInUse:
+      return no(Code::kInUse, error.message);
+    case MailError::kExpunged:
+      return no(Code::kExpungeIssued, error.message);
+    case MailError::kBadInput:
+      return bad_input_is_bad ? bad(error.message) : no(Code::kCannot, error.message);
+    case MailError::kTooBig:
+      return no(Code::kTooBig, error.message);
+    case MailError::kTemporary:
+      log_store_error(*this, error);
+      return no(Code::kUnavailable, "Temporary failure, try again later");
+    case MailError::kInternal:
+      log_store_error(*this, error);
+      return no(Code::kServerBug, "Internal error, see the server log");
+  }
+}
+
+void CommandContext::fail_target(const base::Error& error) {
+  if (error.code == base::MailError::kNotFound) {
+    return no(Code::kTryCreate, error.message);
+  }
+  fail(error);
+}
+
+bool plaintext_allowed(const SessionData& session) {
+  switch (session.server.plaintext) {
+    case config::PlaintextAuth::kAlways:
+      return true;
+    case config::PlaintextAuth::kLoopback:
+      return session.connection.tls || session.connection.loopback;
+    case config::PlaintextAuth::kTlsOnly:
+      return session.connection.tls;
+  }
+  return false;
+}
+
+std::vector<std::string> session_capabilities(const SessionData& session) {
+  std::vector<std::string> caps = {
+      "IMAP4rev1", "LITERAL+", "SASL-IR",   "ID",       "ENABLE",      "IDLE",       "UIDPLUS",
+      "MOVE",      "UNSELECT", "NAMESPACE", "CHILDREN", "SPECIAL-USE", "MULTIAPPEND"};
+  if (session.state == SessionState::kNotAuthenticated) {
+    if (session.connection.tls_available && !session.connection.tls) {
+      caps.emplace_back("STARTTLS");
+    }
+    if (plaintext_allowed(session)) {
+      caps.emplace_back("AUTH=PLAIN");
+      caps.emplace_back("AUTH=LOGIN");
+    } else {
+      caps.emplace_back("LOGINDISABLED");
+    }
+  }
+  return caps;
+}
+
+void deselect(SessionData& session) {
+  session.selected.reset();
+  if (session.state == SessionState::kSelected) {
+    session.state = SessionState::kAuthenticated;
+  }
+}
+
+void select_view(SessionData& session, std::unique_ptr<SelectedView> view) {
+  SessionData* s = &session;
+  view->set_on_update([s] {
+    if (s->mode == InputMode::kIdle && s->wake && !s->wake_sent) {
+      s->wake_sent = true;
+      s->wake();
+    }
+  });
+  session.selected = std::move(view);
+  session.state = SessionState::kSelected;
+}
+
+}  // namespace peregrine::imap

@@ -1,0 +1,121 @@
+#include "imap/server/mailbox_hub.h"
+
+#include <algorithm>
+
+#include "base/ascii.h"
+#include "imap/server/selected_view.h"
+
+namespace peregrine::imap {
+namespace {
+
+bool uid_less(const store::MessageMeta& m, store::Uid uid) { return m.uid < uid; }
+
+}  // namespace
+
+base::Result<std::shared_ptr<MailboxHub>> MailboxHub::open(store::UserStore& store,
+                                                           std::string_view mailbox) {
+  if (auto synced = store.sync_mailbox(mailbox); !synced) {
+    return std::unexpected(synced.error());
+  }
+  auto snapshot = store.open_mailbox(mailbox);
+  if (!snapshot) {
+    return std::unexpected(snapshot.error());
+  }
+  std::shared_ptr<MailboxHub> hub(new MailboxHub(store, std::move(*snapshot)));
+  auto watch = store.watch(hub->name_, *hub);
+  if (!watch) {
+    return std::unexpected(watch.error());
+  }
+  hub->watch_ = std::move(*watch);
+  return hub;
+}
+
+MailboxHub::MailboxHub(store::UserStore& store, store::MailboxSnapshot snapshot)
+    : store_(store),
+      name_(std::move(snapshot.info.name)),
+      uidvalidity_(snapshot.info.uidvalidity),
+      uidnext_(snapshot.info.uidnext),
+      highest_modseq_(snapshot.info.highest_modseq),
+      messages_(std::move(snapshot.messages)) {
+  for (const store::MessageMeta& m : messages_) {
+    learn_keywords(m);
+  }
+}
+
+MailboxHub::~MailboxHub() { watch_.reset(); }
+
+const store::MessageMeta* MailboxHub::find(store::Uid uid) const {
+  auto it = std::lower_bound(messages_.begin(), messages_.end(), uid, uid_less);
+  return it != messages_.end() && it->uid == uid ? &*it : nullptr;
+}
+
+void MailboxHub::attach(SelectedView& view) { views_.push_back(&view); }
+
+void MailboxHub::detach(SelectedView& view) { std::erase(views_, &view); }
+
+void MailboxHub::learn_keywords(const store::MessageMeta& meta) {
+  for (const std::string& k : meta.keywords) {
+    bool known = std::any_of(keywords_.begin(), keywords_.end(),
+                             [&](const std::string& have) { return base::iequals(have, k); });
+    if (!known) {
+      keywords_.push_back(k);
+    }
+  }
+}
+
+void MailboxHub::on_appended(std::span<const store::MessageMeta> messages) {
+  for (const store::MessageMeta& m : messages) {
+    if (messages_.empty() || messages_.back().uid < m.uid) {
+      messages_.push_back(m);
+    } else {
+      // Out of order (never expected: UIDs ascend); keep the list sorted.
+      auto it = std::lower_bound(messages_.begin(), messages_.end(), m.uid, uid_less);
+      if (it != messages_.end() && it->uid == m.uid) {
+        *it = m;
+      } else {
+        messages_.insert(it, m);
+      }
+    }
+    learn_keywords(m);
+    uidnext_ = std::max(uidnext_, m.uid + 1);
+    highest_modseq_ = std::max(highest_modseq_, m.modseq);
+  }
+  for (SelectedView* view : std::vector<SelectedView*>(views_)) {
+    view->on_appended(messages);
+  }
+}
+
+void MailboxHub::on_flags_changed(std::span<const store::MessageMeta> messages) {
+  for (const store::MessageMeta& m : messages) {
+    auto it = std::lower_bound(messages_.begin(), messages_.end(), m.uid, uid_less);
+    if (it != messages_.end() && it->uid == m.uid) {
+      *it = m;
+    }
+    learn_keywords(m);
+    highest_modseq_ = std::max(highest_modseq_, m.modseq);
+  }
+  for (SelectedView* view : std::vector<SelectedView*>(views_)) {
+    view->on_flags_changed(messages);
+  }
+}
+
+void MailboxHub::on_expunged(std::span<const store::Uid> uids, store::ModSeq modseq) {
+  std::vector<store::Uid> sorted(uids.begin(), uids.end());
+  std::sort(sorted.begin(), sorted.end());
+  std::erase_if(messages_, [&](const store::MessageMeta& m) {
+    return std::binary_search(sorted.begin(), sorted.end(), m.uid);
+  });
+  highest_modseq_ = std::max(highest_modseq_, modseq);
+  for (SelectedView* view : std::vector<SelectedView*>(views_)) {
+    view->on_expunged(sorted);
+  }
+}
+
+void MailboxHub::on_mailbox_deleted() {
+  deleted_ = true;
+  for (SelectedView* view : std::vector<SelectedView*>(views_)) {
+    view->on_mailbox_deleted();
+  }
+}
+
+}  // namespace peregrine::imap
