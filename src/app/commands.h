@@ -1,0 +1,42 @@
+#pragma once
+
+// The `peregrine` subcommands. Each returns the process exit code (sysexits.h
+// values for failures) and writes its errors to stderr.
+
+#include <filesystem>
+#include <optional>
+#include <string>
+
+namespace peregrine::app {
+
+// `peregrine serve --config FILE`: runs the server in the foreground until
+// SIGTERM or SIGINT; 0 after a graceful stop.
+struct ServeArgs {
+  std::filesystem::path config;
+};
+int run_serve(const ServeArgs& args);
+
+// `peregrine user add|passwd|del|list --config FILE [USER] [--password PW]
+// [--scheme SCHEME]`: edits the passwd file atomically. Without --password
+// the password is the first line of stdin.
+struct UserArgs {
+  std::string action;  // "add", "passwd", "del", "list"
+  std::filesystem::path config;
+  std::string user;
+  std::optional<std::string> password;
+  std::string scheme = "SHA512-CRYPT";
+};
+int run_user(const UserArgs& args);
+
+// `peregrine deliver --config FILE -u USER [-m MAILBOX] < message`: appends
+// one message through the store. EX_OK, EX_NOUSER (unknown user), EX_DATAERR
+// (empty or oversized message), EX_TEMPFAIL (store or configuration error).
+// A MAILBOX that does not exist falls back to INBOX, as Dovecot's LDA does.
+struct DeliverArgs {
+  std::filesystem::path config;
+  std::string user;
+  std::string mailbox = "INBOX";
+};
+int run_deliver(const DeliverArgs& args);
+
+}  // namespace peregrine::app

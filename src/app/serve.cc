@@ -1,0 +1,137 @@
+// `peregrine serve`: wires the layers together and runs the server until a
+// signal stops it.
+
+#include <sysexits.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <iostream>
+#include <memory>
+#include <system_error>
+#include <vector>
+
+#include "app/commands.h"
+#include "app/settings.h"
+#include "auth/authenticator.h"
+#include "auth/failure_tracker.h"
+#include "base/log.h"
+#include "imap/server/session.h"
+#include "imap/server/user_context.h"
+#include "imap/service/imap_handler.h"
+#include "net/runtime.h"
+#include "net/storage_pool.h"
+#include "net/tls_context.h"
+#include "store/maildir/maildir_store.h"
+
+namespace peregrine::app {
+namespace {
+
+base::LogLevel log_level(config::LogLevel level) {
+  switch (level) {
+    case config::LogLevel::kError:
+      return base::LogLevel::kError;
+    case config::LogLevel::kWarn:
+      return base::LogLevel::kWarn;
+    case config::LogLevel::kInfo:
+      return base::LogLevel::kInfo;
+    case config::LogLevel::kDebug:
+      return base::LogLevel::kDebug;
+  }
+  return base::LogLevel::kInfo;
+}
+
+struct Listener {
+  config::Endpoint endpoint;
+  bool implicit_tls = false;
+};
+
+}  // namespace
+
+int run_serve(const ServeArgs& args) {
+  std::optional<config::Settings> settings = load_settings(args.config);
+  if (!settings) {
+    return EX_CONFIG;
+  }
+  base::set_log_level(log_level(settings->log.level));
+
+  std::error_code ec;
+  std::filesystem::create_directories(settings->server.data_dir, ec);
+  if (ec) {
+    base::log(base::LogLevel::kError, "startup.failed",
+              {{"reason", "cannot create data_dir"},
+               {"path", settings->server.data_dir.string()},
+               {"error", ec.message()}});
+    return EX_CANTCREAT;
+  }
+
+  // Declared in dependency order: everything a session uses outlives the
+  // Runtime, which is destroyed first.
+  auth::Authenticator authenticator(settings->auth.passwd_file);
+  auth::FailureTracker failures(
+      auth::FailureTrackerOptions{.base_delay = settings->auth.failure_delay_base,
+                                  .max_delay = settings->auth.failure_delay_max});
+  store::maildir::MaildirOptions store_options;
+  store_options.data_dir = settings->server.data_dir;
+  store_options.max_message_size = settings->limits.max_literal_bytes;
+  store::maildir::MaildirStore store(store_options);
+  net::StoragePool pool(std::max(4u, settings->server.workers * 2));
+  imap::UserRegistry users(store, imap::imap_registry_options());
+  imap::ServerContext server{.authenticator = authenticator,
+                             .users = users,
+                             .failures = &failures,
+                             .plaintext = settings->auth.plaintext};
+  auto imap_handler =
+      std::make_shared<imap::ImapHandler>(server, pool, imap::imap_handler_options(*settings));
+
+  net::Runtime runtime(net::runtime_options(*settings));
+  if (settings->tls.enabled()) {
+    auto tls = net::TlsContext::load(settings->tls);
+    if (!tls) {
+      std::cerr << "peregrine: tls: " << tls.error().message << "\n";
+      return EX_CONFIG;
+    }
+    runtime.set_tls(*tls);
+  }
+
+  std::vector<Listener> listeners;
+  for (const config::Endpoint& endpoint : settings->imap.listen) {
+    listeners.push_back({endpoint, false});
+  }
+  for (const config::Endpoint& endpoint : settings->imap.tls_listen) {
+    listeners.push_back({endpoint, true});
+  }
+  if (listeners.empty()) {
+    std::cerr << "peregrine: nothing to serve: [imap] listen and tls_listen are empty\n";
+    return EX_CONFIG;
+  }
+  std::vector<config::Endpoint> bound;
+  for (const Listener& listener : listeners) {
+    auto port =
+        runtime.listen(net::ListenerOptions{.name = listener.implicit_tls ? "imaps" : "imap",
+                                            .endpoint = listener.endpoint,
+                                            .implicit_tls = listener.implicit_tls,
+                                            .handler = imap_handler});
+    if (!port) {
+      base::log(base::LogLevel::kError, "startup.failed",
+                {{"reason", "listen"}, {"error", port.error().message}});
+      return EX_UNAVAILABLE;
+    }
+    config::Endpoint actual = listener.endpoint;
+    actual.port = *port;
+    bound.push_back(actual);
+  }
+
+  runtime.start();
+  runtime.stop_on_signals();
+  for (size_t i = 0; i < listeners.size(); ++i) {
+    base::log(base::LogLevel::kInfo, "listening",
+              {{"proto", "imap"},
+               {"addr", bound[i].to_string()},
+               {"tls", listeners[i].implicit_tls ? "yes" : "no"}});
+  }
+  runtime.wait();
+  base::log(base::LogLevel::kInfo, "stopped");
+  return EX_OK;
+}
+
+}  // namespace peregrine::app

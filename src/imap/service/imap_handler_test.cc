@@ -1,0 +1,204 @@
+// ImapHandler over real sockets on a loopback port: the session loop, IDLE
+// woken by another session, the shutdown BYE and the per-IP refusal.
+
+#include "imap/service/imap_handler.h"
+
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "auth/authenticator.h"
+#include "net/runtime.h"
+#include "store/maildir/maildir_store.h"
+
+namespace peregrine::imap {
+namespace {
+
+// A blocking test client; every read gives up after five seconds.
+class Client {
+ public:
+  explicit Client(std::uint16_t port) {
+    fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
+    timeval timeout{.tv_sec = 5, .tv_usec = 0};
+    ::setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(port);
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    connected_ = ::connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
+  }
+  ~Client() { ::close(fd_); }
+
+  bool connected() const { return connected_; }
+  void send(std::string_view bytes) {
+    ASSERT_EQ(::send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL),
+              static_cast<ssize_t>(bytes.size()));
+  }
+  // One line without CRLF; nullopt on EOF or timeout.
+  std::optional<std::string> line() {
+    for (;;) {
+      if (auto end = buffer_.find("\r\n"); end != std::string::npos) {
+        std::string out = buffer_.substr(0, end);
+        buffer_.erase(0, end + 2);
+        return out;
+      }
+      char chunk[4096];
+      ssize_t n = ::recv(fd_, chunk, sizeof chunk, 0);
+      if (n <= 0) {
+        return std::nullopt;
+      }
+      buffer_.append(chunk, static_cast<size_t>(n));
+    }
+  }
+  // Lines up to and including the one starting with `prefix`; the last line.
+  std::string until(std::string_view prefix) {
+    while (auto l = line()) {
+      if (l->starts_with(prefix)) {
+        return *l;
+      }
+    }
+    return "<eof>";
+  }
+
+ private:
+  int fd_ = -1;
+  bool connected_ = false;
+  std::string buffer_;
+};
+
+class ImapServiceTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("imap_service_test." + std::to_string(::getpid()) + "." +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_);
+    std::ofstream(dir_ / "users") << "demo:{PLAIN}demo::::::\n";
+    authenticator_ = std::make_unique<auth::Authenticator>(dir_ / "users");
+    store::maildir::MaildirOptions store_options;
+    store_options.data_dir = dir_ / "data";
+    store_ = std::make_unique<store::maildir::MaildirStore>(store_options);
+    pool_ = std::make_unique<net::StoragePool>(2);
+    users_ = std::make_unique<UserRegistry>(*store_, imap_registry_options());
+    server_ =
+        std::make_unique<ServerContext>(ServerContext{.authenticator = *authenticator_,
+                                                      .users = *users_,
+                                                      .plaintext = config::PlaintextAuth::kAlways});
+    net::RuntimeOptions options;
+    options.workers = 2;
+    options.max_connections_per_ip = 3;
+    options.shutdown_grace = std::chrono::seconds(2);
+    runtime_ = std::make_unique<net::Runtime>(options);
+    auto handler = std::make_shared<ImapHandler>(*server_, *pool_, ImapHandlerOptions{});
+    auto port = runtime_->listen(
+        {.name = "imap",
+         .endpoint = {.host = "127.0.0.1", .port = 0, .kind = config::Endpoint::Kind::kIpv4},
+         .handler = handler});
+    ASSERT_TRUE(port.has_value());
+    port_ = *port;
+    runtime_->start();
+  }
+
+  void TearDown() override {
+    if (runtime_) {
+      runtime_->stop();
+      runtime_->wait();
+    }
+    runtime_.reset();
+    users_.reset();
+    pool_.reset();
+    std::filesystem::remove_all(dir_);
+  }
+
+  // A client past the greeting and LOGIN.
+  std::unique_ptr<Client> logged_in() {
+    auto client = std::make_unique<Client>(port_);
+    EXPECT_TRUE(client->connected());
+    EXPECT_TRUE(client->line().value_or("").starts_with("* OK [CAPABILITY"));
+    client->send("l LOGIN demo demo\r\n");
+    EXPECT_TRUE(client->until("l ").starts_with("l OK"));
+    return client;
+  }
+
+  std::filesystem::path dir_;
+  std::unique_ptr<auth::Authenticator> authenticator_;
+  std::unique_ptr<store::maildir::MaildirStore> store_;
+  std::unique_ptr<net::StoragePool> pool_;
+  std::unique_ptr<UserRegistry> users_;
+  std::unique_ptr<ServerContext> server_;
+  std::unique_ptr<net::Runtime> runtime_;
+  std::uint16_t port_ = 0;
+};
+
+TEST_F(ImapServiceTest, LoginAppendFetchLogout) {
+  auto client = logged_in();
+  client->send("a APPEND INBOX {21+}\r\nSubject: hi\r\n\r\nhello\r\n");
+  EXPECT_TRUE(client->until("a ").starts_with("a OK [APPENDUID"));
+  // A synchronizing literal waits for the continuation.
+  client->send("b APPEND INBOX {8}\r\n");
+  EXPECT_TRUE(client->line().value_or("").starts_with("+ "));
+  client->send("S: x\r\n\r\n\r\n");
+  EXPECT_TRUE(client->until("b ").starts_with("b OK"));
+  client->send("c SELECT INBOX\r\n");
+  EXPECT_EQ(client->until("* 2 EXISTS"), "* 2 EXISTS");
+  EXPECT_TRUE(client->until("c ").starts_with("c OK"));
+  client->send("d FETCH 1 BODY[HEADER.FIELDS (SUBJECT)]\r\n");
+  EXPECT_TRUE(client->until("d ").starts_with("d OK"));
+  client->send("e LOGOUT\r\n");
+  EXPECT_TRUE(client->until("* BYE").starts_with("* BYE"));
+  EXPECT_TRUE(client->until("e ").starts_with("e OK"));
+  EXPECT_EQ(client->line(), std::nullopt);  // closed
+}
+
+TEST_F(ImapServiceTest, IdleSeesAnotherSessionsAppendAtOnce) {
+  auto idler = logged_in();
+  idler->send("s SELECT INBOX\r\n");
+  EXPECT_TRUE(idler->until("s ").starts_with("s OK"));
+  idler->send("i IDLE\r\n");
+  EXPECT_TRUE(idler->line().value_or("").starts_with("+ "));
+
+  auto other = logged_in();
+  other->send("a APPEND INBOX {9+}\r\nS: x\r\n\r\nx\r\n");
+  EXPECT_TRUE(other->until("a ").starts_with("a OK"));
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_EQ(idler->until("* 1 EXISTS"), "* 1 EXISTS");
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(2));
+  idler->send("DONE\r\n");
+  EXPECT_TRUE(idler->until("i ").starts_with("i OK"));
+}
+
+TEST_F(ImapServiceTest, StopSaysByeToIdleAndWaitingSessions) {
+  auto idler = logged_in();
+  idler->send("s SELECT INBOX\r\ni IDLE\r\n");
+  EXPECT_TRUE(idler->until("+ ").starts_with("+ "));
+  Client fresh(port_);
+  EXPECT_TRUE(fresh.line().value_or("").starts_with("* OK"));
+  runtime_->stop();
+  EXPECT_EQ(idler->until("* BYE"), "* BYE Server shutting down");
+  EXPECT_EQ(fresh.line(), "* BYE Server shutting down");
+  runtime_->wait();
+}
+
+TEST_F(ImapServiceTest, RefusesConnectionsOverThePerIpLimit) {
+  Client a(port_), b(port_), c(port_);
+  for (Client* client : {&a, &b, &c}) {
+    EXPECT_TRUE(client->line().value_or("").starts_with("* OK"));
+  }
+  Client d(port_);
+  EXPECT_EQ(d.line(), "* BYE Too many connections from your address");
+  EXPECT_EQ(d.line(), std::nullopt);
+}
+
+}  // namespace
+}  // namespace peregrine::imap
