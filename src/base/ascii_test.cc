@@ -24,5 +24,29 @@ TEST(Ascii, TrimRemovesWhitespaceAndLineEnds) {
   EXPECT_TRUE(istarts_with("Multipart/Mixed", "multipart/"));
 }
 
+TEST(Ascii, HexValueTakesEitherCase) {
+  EXPECT_EQ(hex_value('0'), 0);
+  EXPECT_EQ(hex_value('9'), 9);
+  EXPECT_EQ(hex_value('a'), 10);
+  EXPECT_EQ(hex_value('F'), 15);
+  EXPECT_EQ(hex_value('g'), -1);
+  EXPECT_EQ(hex_value('G'), -1);
+  EXPECT_EQ(hex_value(' '), -1);
+  EXPECT_EQ(hex_value('\xc1'), -1);
+}
+
+TEST(Ascii, Base64ValueUsesTheGivenLastTwoDigits) {
+  EXPECT_EQ(base64_value('A'), 0);
+  EXPECT_EQ(base64_value('z'), 51);
+  EXPECT_EQ(base64_value('0'), 52);
+  EXPECT_EQ(base64_value('+'), 62);
+  EXPECT_EQ(base64_value('/'), 63);
+  EXPECT_EQ(base64_value(','), -1);
+  EXPECT_EQ(base64_value('='), -1);
+  EXPECT_EQ(base64_value('\xff'), -1);
+  EXPECT_EQ(base64_value(',', '+', ','), 63);
+  EXPECT_EQ(base64_value('/', '+', ','), -1);
+}
+
 }  // namespace
 }  // namespace peregrine::base

@@ -44,6 +44,15 @@ std::unexpected<Error> fail_errno(std::string_view what, const std::filesystem::
   return std::unexpected<Error>(errno_error(what, path, err));
 }
 
+// open(2), retried on EINTR: the descriptor, or -1 with errno set.
+int open_retrying(const std::filesystem::path& path, int flags, mode_t mode = 0) {
+  int fd;
+  do {
+    fd = ::open(path.c_str(), flags, mode);
+  } while (fd < 0 && errno == EINTR);
+  return fd;
+}
+
 // Closes `fd` on scope exit unless released.
 class FdCloser {
  public:
@@ -119,10 +128,7 @@ class PosixFileSystem final : public FileSystem {
  public:
   Result<std::unique_ptr<WritableFile>> create_exclusive(const std::filesystem::path& path,
                                                          mode_t mode) override {
-    int fd;
-    do {
-      fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
-    } while (fd < 0 && errno == EINTR);
+    const int fd = open_retrying(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
     if (fd < 0) {
       return fail_errno("create", path, errno);
     }
@@ -130,18 +136,13 @@ class PosixFileSystem final : public FileSystem {
   }
 
   Result<std::string> read_file(const std::filesystem::path& path, std::size_t max_bytes) override {
-    int fd;
-    do {
-      fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    } while (fd < 0 && errno == EINTR);
-    if (fd < 0) {
-      return fail_errno("open", path, errno);
-    }
-    FdCloser closer(fd);
     struct stat st;
-    if (::fstat(fd, &st) != 0) {
-      return fail_errno("stat", path, errno);
+    Result<int> opened = open_and_stat(path, O_RDONLY | O_CLOEXEC, st);
+    if (!opened) {
+      return std::unexpected(std::move(opened.error()));
     }
+    const int fd = *opened;
+    FdCloser closer(fd);
     if (S_ISDIR(st.st_mode)) {
       return fail_errno("read", path, EISDIR);
     }
@@ -201,10 +202,7 @@ class PosixFileSystem final : public FileSystem {
   }
 
   Result<void> sync_dir(const std::filesystem::path& dir) override {
-    int fd;
-    do {
-      fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    } while (fd < 0 && errno == EINTR);
+    const int fd = open_retrying(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (fd < 0) {
       return fail_errno("open directory", dir, errno);
     }
@@ -343,19 +341,26 @@ Result<void> atomic_write(const std::filesystem::path& path, std::string_view co
   return atomic_write(real_file_system(), path, contents, options);
 }
 
-Result<void> check_readable_file(const std::filesystem::path& path) {
-  int fd;
-  do {
-    fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-  } while (fd < 0 && errno == EINTR);
+Result<int> open_and_stat(const std::filesystem::path& path, int flags, struct stat& st) {
+  const int fd = open_retrying(path, flags);
   if (fd < 0) {
     return fail_errno("open", path, errno);
   }
-  FdCloser closer(fd);
-  struct stat st;
   if (::fstat(fd, &st) != 0) {
-    return fail_errno("stat", path, errno);
+    const int err = errno;
+    ::close(fd);
+    return fail_errno("stat", path, err);
   }
+  return fd;
+}
+
+Result<void> check_readable_file(const std::filesystem::path& path) {
+  struct stat st;
+  Result<int> opened = open_and_stat(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK, st);
+  if (!opened) {
+    return std::unexpected(std::move(opened.error()));
+  }
+  FdCloser closer(*opened);
   if (!S_ISREG(st.st_mode)) {
     return fail(MailError::kBadInput, "open " + path.string() + ": not a regular file");
   }

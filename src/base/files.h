@@ -10,6 +10,7 @@
 // EEXIST -> kExists, EDQUOT -> kOverQuota, EFBIG -> kTooBig, anything else
 // (EIO, ENOSPC, ...) -> kTemporary.
 
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #include <cstddef>
@@ -109,6 +110,11 @@ Result<void> atomic_write(const std::filesystem::path& path, std::string_view co
 // Succeeds if `path` is a regular file this process can open for reading
 // (checked by opening it, so effective uid/gid and ACLs count).
 Result<void> check_readable_file(const std::filesystem::path& path);
+
+// open(2) of `path` with `flags` (retried on EINTR), then fstat(2) of it into
+// `st`. Returns the descriptor, which the caller must close; on failure
+// nothing is left open and the error is "open <path>: ..." or "stat <path>: ...".
+Result<int> open_and_stat(const std::filesystem::path& path, int flags, struct stat& st);
 
 // An Error for a failed system call: "<what> <path>: <strerror(err)>", with
 // the code errno maps to (see the top of this file).

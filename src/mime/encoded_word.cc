@@ -13,36 +13,6 @@ namespace {
 // A charset name (with any "*lang") longer than this is not an encoded word.
 constexpr size_t kMaxCharsetLength = 64;
 
-int hex_value(char c) {
-  if (c >= '0' && c <= '9') {
-    return c - '0';
-  }
-  const char l = base::ascii_lower(c);
-  if (l >= 'a' && l <= 'f') {
-    return l - 'a' + 10;
-  }
-  return -1;
-}
-
-int base64_value(char c) {
-  if (c >= 'A' && c <= 'Z') {
-    return c - 'A';
-  }
-  if (c >= 'a' && c <= 'z') {
-    return c - 'a' + 26;
-  }
-  if (c >= '0' && c <= '9') {
-    return c - '0' + 52;
-  }
-  if (c == '+') {
-    return 62;
-  }
-  if (c == '/') {
-    return 63;
-  }
-  return -1;
-}
-
 // Appends the decoded B payload; false when it holds a byte that is not
 // base64, whitespace or trailing padding. Missing padding is fine.
 bool decode_b(std::string_view payload, std::string& out) {
@@ -57,7 +27,7 @@ bool decode_b(std::string_view payload, std::string& out) {
     if (base::is_wsp(c)) {
       continue;
     }
-    const int v = base64_value(c);
+    const int v = base::base64_value(c);
     if (v < 0 || padding) {
       return false;
     }
@@ -79,8 +49,8 @@ void decode_q(std::string_view payload, std::string& out) {
     if (c == '_') {
       out.push_back(' ');
     } else if (c == '=' && i + 2 < payload.size()) {
-      const int hi = hex_value(payload[i + 1]);
-      const int lo = hex_value(payload[i + 2]);
+      const int hi = base::hex_value(payload[i + 1]);
+      const int lo = base::hex_value(payload[i + 2]);
       if (hi >= 0 && lo >= 0) {
         out.push_back(static_cast<char>(hi * 16 + lo));
         i += 2;

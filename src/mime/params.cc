@@ -56,23 +56,12 @@ size_t skip_cfws(std::string_view s, size_t pos) {
   return pos;
 }
 
-int hex_value(char c) {
-  if (c >= '0' && c <= '9') {
-    return c - '0';
-  }
-  const char l = base::ascii_lower(c);
-  if (l >= 'a' && l <= 'f') {
-    return l - 'a' + 10;
-  }
-  return -1;
-}
-
 // RFC 2231 %XX decoding; a '%' not followed by two hex digits stays as is.
 void append_percent_decoded(std::string_view s, std::string& out) {
   for (size_t i = 0; i < s.size(); ++i) {
     if (s[i] == '%' && i + 2 < s.size()) {
-      const int hi = hex_value(s[i + 1]);
-      const int lo = hex_value(s[i + 2]);
+      const int hi = base::hex_value(s[i + 1]);
+      const int lo = base::hex_value(s[i + 2]);
       if (hi >= 0 && lo >= 0) {
         out.push_back(static_cast<char>(hi * 16 + lo));
         i += 2;

@@ -15,33 +15,15 @@ constexpr uint8_t kPad = 0xfe;
 
 constexpr std::array<uint8_t, 256> make_base64_table() {
   std::array<uint8_t, 256> table{};
-  for (auto& v : table) {
-    v = kNotBase64;
-  }
-  constexpr std::string_view kAlphabet =
-      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  for (size_t i = 0; i < kAlphabet.size(); ++i) {
-    table[static_cast<unsigned char>(kAlphabet[i])] = static_cast<uint8_t>(i);
+  for (size_t i = 0; i < table.size(); ++i) {
+    const int v = base::base64_value(static_cast<char>(i));
+    table[i] = v < 0 ? kNotBase64 : static_cast<uint8_t>(v);
   }
   table['='] = kPad;
   return table;
 }
 
 constexpr std::array<uint8_t, 256> kBase64 = make_base64_table();
-
-// Value of a hex digit (either case), or -1.
-constexpr int hex_value(char c) {
-  if (c >= '0' && c <= '9') {
-    return c - '0';
-  }
-  if (c >= 'a' && c <= 'f') {
-    return c - 'a' + 10;
-  }
-  if (c >= 'A' && c <= 'F') {
-    return c - 'A' + 10;
-  }
-  return -1;
-}
 
 }  // namespace
 
@@ -169,8 +151,9 @@ std::string decode_quoted_printable(std::string_view in) {
       continue;
     }
     // in[i] == '='
-    if (i + 2 < n && hex_value(in[i + 1]) >= 0 && hex_value(in[i + 2]) >= 0) {
-      out.push_back(static_cast<char>(hex_value(in[i + 1]) * 16 + hex_value(in[i + 2])));
+    if (i + 2 < n && base::hex_value(in[i + 1]) >= 0 && base::hex_value(in[i + 2]) >= 0) {
+      out.push_back(
+          static_cast<char>(base::hex_value(in[i + 1]) * 16 + base::hex_value(in[i + 2])));
       keep = out.size();
       i += 3;
       continue;

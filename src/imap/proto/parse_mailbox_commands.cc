@@ -46,32 +46,45 @@ Parsed<std::string> list_mailbox(Cursor& c) {
   return std::string(p);
 }
 
+// The reference name of LIST and LSUB, then SP. The reference is a mailbox
+// name, but not normalised: "inbox" as a reference is a prefix, not the
+// mailbox.
+std::optional<ParseError> reference_and_space(Cursor& c, std::string& out) {
+  Parsed<std::string> ref = c.astring("reference name");
+  if (!ref) {
+    return ref.error();
+  }
+  out = std::move(*ref);
+  ParseError error;
+  if (!space_before(c, "mailbox pattern", error)) {
+    return error;
+  }
+  return std::nullopt;
+}
+
+// SP mailbox [SP "(" params ")"]: the arguments of SELECT, EXAMINE and CREATE.
+template <typename Args>
+Parsed<CommandArgs> mailbox_and_params(Cursor& c, std::string_view params_what) {
+  Args args;
+  Parsed<std::string> name = mailbox_after_space(c);
+  if (!name) {
+    return name.error();
+  }
+  args.mailbox = std::move(*name);
+  if (std::optional<ParseError> e = optional_params(c, args.params, params_what)) {
+    return *e;
+  }
+  return CommandArgs(std::move(args));
+}
+
 }  // namespace
 
 Parsed<CommandArgs> parse_select(Cursor& c, bool /*uid*/) {
-  Select s;
-  Parsed<std::string> name = mailbox_after_space(c);
-  if (!name) {
-    return name.error();
-  }
-  s.mailbox = std::move(*name);
-  if (std::optional<ParseError> e = optional_params(c, s.params, "select parameter")) {
-    return *e;
-  }
-  return CommandArgs(std::move(s));
+  return mailbox_and_params<Select>(c, "select parameter");
 }
 
 Parsed<CommandArgs> parse_create(Cursor& c, bool /*uid*/) {
-  Create cr;
-  Parsed<std::string> name = mailbox_after_space(c);
-  if (!name) {
-    return name.error();
-  }
-  cr.mailbox = std::move(*name);
-  if (std::optional<ParseError> e = optional_params(c, cr.params, "create parameter")) {
-    return *e;
-  }
-  return CommandArgs(std::move(cr));
+  return mailbox_and_params<Create>(c, "create parameter");
 }
 
 Parsed<CommandArgs> parse_mailbox_arg(Cursor& c, bool /*uid*/) {
@@ -111,15 +124,8 @@ Parsed<CommandArgs> parse_list(Cursor& c, bool /*uid*/) {
       return error;
     }
   }
-  // The reference is a mailbox name, but not normalised: "inbox" as a
-  // reference is a prefix, not the mailbox.
-  Parsed<std::string> ref = c.astring("reference name");
-  if (!ref) {
-    return ref.error();
-  }
-  l.reference = std::move(*ref);
-  if (!space_before(c, "mailbox pattern", error)) {
-    return error;
+  if (std::optional<ParseError> e = reference_and_space(c, l.reference)) {
+    return *e;
   }
   if (c.consume('(')) {
     l.extended = true;
@@ -168,13 +174,8 @@ Parsed<CommandArgs> parse_lsub(Cursor& c, bool /*uid*/) {
   if (!space_before(c, "reference name", error)) {
     return error;
   }
-  Parsed<std::string> ref = c.astring("reference name");
-  if (!ref) {
-    return ref.error();
-  }
-  l.reference = std::move(*ref);
-  if (!space_before(c, "mailbox pattern", error)) {
-    return error;
+  if (std::optional<ParseError> e = reference_and_space(c, l.reference)) {
+    return *e;
   }
   Parsed<std::string> p = list_mailbox(c);
   if (!p) {

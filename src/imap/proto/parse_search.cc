@@ -331,6 +331,36 @@ Parsed<SearchKey> search_keys(Cursor& c) {
   return key_list(c, 0, /*parenthesised=*/false);
 }
 
+namespace {
+
+// SP charset, into `out` (a std::string or an optional one).
+template <typename Out>
+std::optional<ParseError> charset_after_space(Cursor& c, Out& out) {
+  ParseError error;
+  if (!space_before(c, "charset", error)) {
+    return error;
+  }
+  Parsed<std::string> cs = charset_name(c);
+  if (!cs) {
+    return cs.error();
+  }
+  out = std::move(*cs);
+  return std::nullopt;
+}
+
+// The search keys that end SEARCH, SORT and THREAD, into `args.key`.
+template <typename Args>
+Parsed<CommandArgs> with_search_keys(Cursor& c, Args args) {
+  Parsed<SearchKey> key = search_keys(c);
+  if (!key) {
+    return key.error();
+  }
+  args.key = std::move(*key);
+  return CommandArgs(std::move(args));
+}
+
+}  // namespace
+
 Parsed<CommandArgs> parse_search(Cursor& c, bool /*uid*/) {
   Search s;
   if (std::optional<ParseError> e = optional_return(c, s.result_options)) {
@@ -340,22 +370,11 @@ Parsed<CommandArgs> parse_search(Cursor& c, bool /*uid*/) {
   if (probe.space() && probe.keyword("CHARSET")) {
     c.space();
     c.keyword("CHARSET");
-    ParseError error;
-    if (!space_before(c, "charset", error)) {
-      return error;
+    if (std::optional<ParseError> e = charset_after_space(c, s.charset)) {
+      return *e;
     }
-    Parsed<std::string> cs = charset_name(c);
-    if (!cs) {
-      return cs.error();
-    }
-    s.charset = std::move(*cs);
   }
-  Parsed<SearchKey> key = search_keys(c);
-  if (!key) {
-    return key.error();
-  }
-  s.key = std::move(*key);
-  return CommandArgs(std::move(s));
+  return with_search_keys(c, std::move(s));
 }
 
 Parsed<CommandArgs> parse_sort(Cursor& c, bool /*uid*/) {
@@ -393,20 +412,10 @@ Parsed<CommandArgs> parse_sort(Cursor& c, bool /*uid*/) {
       return parse_error("missing \")\" after sort criteria");
     }
   }
-  if (!space_before(c, "charset", error)) {
-    return error;
+  if (std::optional<ParseError> e = charset_after_space(c, s.charset)) {
+    return *e;
   }
-  Parsed<std::string> cs = charset_name(c);
-  if (!cs) {
-    return cs.error();
-  }
-  s.charset = std::move(*cs);
-  Parsed<SearchKey> key = search_keys(c);
-  if (!key) {
-    return key.error();
-  }
-  s.key = std::move(*key);
-  return CommandArgs(std::move(s));
+  return with_search_keys(c, std::move(s));
 }
 
 Parsed<CommandArgs> parse_thread(Cursor& c, bool /*uid*/) {
@@ -420,20 +429,10 @@ Parsed<CommandArgs> parse_thread(Cursor& c, bool /*uid*/) {
     return missing_or_invalid(c, "threading algorithm");
   }
   t.algorithm = base::to_upper(alg);
-  if (!space_before(c, "charset", error)) {
-    return error;
+  if (std::optional<ParseError> e = charset_after_space(c, t.charset)) {
+    return *e;
   }
-  Parsed<std::string> cs = charset_name(c);
-  if (!cs) {
-    return cs.error();
-  }
-  t.charset = std::move(*cs);
-  Parsed<SearchKey> key = search_keys(c);
-  if (!key) {
-    return key.error();
-  }
-  t.key = std::move(*key);
-  return CommandArgs(std::move(t));
+  return with_search_keys(c, std::move(t));
 }
 
 }  // namespace peregrine::imap::internal

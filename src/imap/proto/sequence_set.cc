@@ -33,6 +33,20 @@ ParseError invalid(std::string_view text) {
   return parse_error("invalid sequence set " + excerpt(text));
 }
 
+// Replaces "*" in `r` by `largest`; false when `r` has a "*" and the mailbox
+// is empty (largest == 0), so that the range matches nothing.
+bool resolve_star(SeqRange& r, uint32_t largest) {
+  if (r.first != kStar && r.last != kStar) {
+    return true;
+  }
+  if (largest == 0) {
+    return false;
+  }
+  r.first = r.first == kStar ? largest : r.first;
+  r.last = r.last == kStar ? largest : r.last;
+  return true;
+}
+
 }  // namespace
 
 Parsed<SequenceSet> parse_sequence_set(std::string_view text) {
@@ -72,12 +86,8 @@ std::vector<SeqRange> SequenceSet::normalized(uint32_t largest) const {
   std::vector<SeqRange> out;
   out.reserve(ranges.size());
   for (SeqRange r : ranges) {
-    if (r.first == kStar || r.last == kStar) {
-      if (largest == 0) {
-        continue;
-      }
-      r.first = r.first == kStar ? largest : r.first;
-      r.last = r.last == kStar ? largest : r.last;
+    if (!resolve_star(r, largest)) {
+      continue;
     }
     if (r.first > r.last) {
       std::swap(r.first, r.last);
@@ -101,12 +111,8 @@ std::vector<SeqRange> SequenceSet::normalized(uint32_t largest) const {
 
 bool SequenceSet::contains(uint32_t n, uint32_t largest) const {
   for (SeqRange r : ranges) {
-    if (r.first == kStar || r.last == kStar) {
-      if (largest == 0) {
-        continue;
-      }
-      r.first = r.first == kStar ? largest : r.first;
-      r.last = r.last == kStar ? largest : r.last;
+    if (!resolve_star(r, largest)) {
+      continue;
     }
     if (std::min(r.first, r.last) <= n && n <= std::max(r.first, r.last)) {
       return true;

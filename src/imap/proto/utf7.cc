@@ -9,25 +9,6 @@ namespace {
 
 constexpr char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+,";
 
-int base64_value(char c) {
-  if (c >= 'A' && c <= 'Z') {
-    return c - 'A';
-  }
-  if (c >= 'a' && c <= 'z') {
-    return c - 'a' + 26;
-  }
-  if (c >= '0' && c <= '9') {
-    return c - '0' + 52;
-  }
-  if (c == '+') {
-    return 62;
-  }
-  if (c == ',') {
-    return 63;
-  }
-  return -1;
-}
-
 bool is_printable(uint32_t c) { return c >= 0x20 && c <= 0x7e; }
 
 void append_utf8(std::string& out, uint32_t cp) {
@@ -54,7 +35,7 @@ bool decode_run(std::string_view run, std::string& out) {
   int nbits = 0;
   uint32_t high = 0;  // a pending high surrogate
   for (char c : run) {
-    int v = base64_value(c);
+    int v = base::base64_value(c, '+', ',');
     if (v < 0) {
       return false;
     }

@@ -68,7 +68,7 @@ Result<std::vector<std::string>> MaildirUserStore::list_subscriptions() {
   return index_->subscriptions();
 }
 
-Result<void> MaildirUserStore::create_mailbox(std::string_view name, SpecialUse use) {
+Result<std::string> MaildirUserStore::new_mailbox_name(std::string_view name) {
   auto canonical = normalize_mailbox_name(name);
   if (!canonical) {
     return std::unexpected(canonical.error());
@@ -82,6 +82,14 @@ Result<void> MaildirUserStore::create_mailbox(std::string_view name, SpecialUse 
   }
   if (*existing) {
     return base::fail(MailError::kExists, "mailbox " + *canonical + " exists");
+  }
+  return canonical;
+}
+
+Result<void> MaildirUserStore::create_mailbox(std::string_view name, SpecialUse use) {
+  auto canonical = new_mailbox_name(name);
+  if (!canonical) {
+    return std::unexpected(canonical.error());
   }
   // The folder first: a crash before the commit leaves a folder that the next
   // sync adopts, which is what was asked for.
@@ -170,19 +178,9 @@ Result<void> MaildirUserStore::rename_mailbox(std::string_view from_name,
   if (!from) {
     return std::unexpected(from.error());
   }
-  auto to = normalize_mailbox_name(to_name);
+  auto to = new_mailbox_name(to_name);
   if (!to) {
     return std::unexpected(to.error());
-  }
-  if (*to == kInbox) {
-    return base::fail(MailError::kExists, "INBOX always exists");
-  }
-  auto to_row = index_->find_mailbox(*to);
-  if (!to_row) {
-    return std::unexpected(to_row.error());
-  }
-  if (*to_row) {
-    return base::fail(MailError::kExists, "mailbox " + *to + " exists");
   }
   if (*from == kInbox) {
     return rename_inbox(*to);

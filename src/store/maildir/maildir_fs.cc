@@ -143,20 +143,12 @@ class PosixMaildirFs final : public MaildirFs {
   }
 
   base::Result<std::unique_ptr<Body>> open_body(const std::filesystem::path& path) override {
-    int fd;
-    do {
-      fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    } while (fd < 0 && errno == EINTR);
-    if (fd < 0) {
-      return fail_errno("open", path, errno);
-    }
     struct stat st;
-    if (::fstat(fd, &st) != 0) {
-      int err = errno;
-      ::close(fd);
-      return fail_errno("stat", path, err);
+    base::Result<int> fd = base::open_and_stat(path, O_RDONLY | O_CLOEXEC, st);
+    if (!fd) {
+      return std::unexpected(std::move(fd.error()));
     }
-    return std::make_unique<FileBody>(fd, static_cast<std::uint64_t>(st.st_size), path);
+    return std::make_unique<FileBody>(*fd, static_cast<std::uint64_t>(st.st_size), path);
   }
 
   base::Result<void> set_mtime(const std::filesystem::path& path, std::int64_t seconds) override {

@@ -109,9 +109,22 @@ class MaildirUserStore final : public UserStore {
   // ---- messages.cc ----
   base::Result<FlagUpdateResult> update_flags_once(const MailboxRow& mailbox, const UidSet& uids,
                                                    const FlagUpdate& update);
-  base::Result<CopyResult> copy_once(const MailboxRow& source, const UidSet& uids,
+  // The row of mailbox `name`, read inside the caller's transaction; kOverQuota
+  // when `count` more UIDs would take uidnext past 2^32 - 1.
+  base::Result<MailboxRow> mailbox_with_room(std::string_view name, std::size_t count);
+  // Inserts `copy` (with its new UID) into `dest`, with the cache record of
+  // message `source_uid` of `source`.
+  base::Result<void> insert_copy(const MailboxRow& source, Uid source_uid, const MailboxRow& dest,
+                                 const MessageRow& copy);
+  // copy_once or move_once of messages `uids` (none is a success) between the
+  // named mailboxes; when a message file vanished under it (kExpunged),
+  // resyncs the source and tries once more.
+  base::Result<CopyResult> copy_or_move(std::string_view source, const UidSet& uids,
+                                        std::string_view dest, bool move);
+  // Copy or move `rows` (not empty) of `source` to `dest`.
+  base::Result<CopyResult> copy_once(const MailboxRow& source, const std::vector<MessageRow>& rows,
                                      const MailboxRow& dest);
-  base::Result<CopyResult> move_once(const MailboxRow& source, const UidSet& uids,
+  base::Result<CopyResult> move_once(const MailboxRow& source, const std::vector<MessageRow>& rows,
                                      const MailboxRow& dest);
   // Links (or, across filesystems, copies) a message file to a new name.
   base::Result<void> link_or_copy(const std::filesystem::path& from,
@@ -119,6 +132,9 @@ class MaildirUserStore final : public UserStore {
                                   const std::filesystem::path& to, std::uint64_t size);
 
   // ---- mailboxes.cc ----
+  // The canonical form of `name` for a mailbox about to be made: kExists if
+  // it is INBOX or a mailbox of that name exists.
+  base::Result<std::string> new_mailbox_name(std::string_view name);
   base::Result<void> rename_inbox(std::string_view to);
 
   // ---- sync.cc ----

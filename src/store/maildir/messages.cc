@@ -112,15 +112,12 @@ Result<AppendResult> MaildirUserStore::append(std::string_view mailbox,
     if (!tx) {
       return std::unexpected(tx.error());
     }
-    auto current = require_mailbox(row->name);
+    auto current = mailbox_with_room(row->name, prepared.size());
     if (!current) {
       return std::unexpected(current.error());
     }
     Uid uid = current->uidnext;
     const ModSeq modseq = current->highest_modseq + 1;
-    if (static_cast<std::uint64_t>(uid) + prepared.size() > 0xffffffffULL) {
-      return base::fail(MailError::kOverQuota, "mailbox has run out of UIDs");
-    }
     for (Prepared& p : prepared) {
       p.row.meta.uid = uid++;
       p.row.meta.modseq = modseq;
@@ -342,38 +339,35 @@ Result<void> MaildirUserStore::link_or_copy(const std::filesystem::path& from,
   return write_message_file(dest_dir, dest_base, to, *bytes, mtime);
 }
 
-Result<CopyResult> MaildirUserStore::copy(std::string_view source, const UidSet& uids,
-                                          std::string_view dest) {
-  for (int attempt = 0;; ++attempt) {
-    auto src = require_mailbox(source);
-    if (!src) {
-      return std::unexpected(src.error());
-    }
-    auto dst = require_mailbox(dest);
-    if (!dst) {
-      return std::unexpected(dst.error());
-    }
-    auto result = copy_once(*src, uids, *dst);
-    if (result || result.error().code != MailError::kExpunged || attempt > 0) {
-      return result;
-    }
-    if (auto r = sync_row(*src); !r) {
-      return std::unexpected(r.error());
-    }
+Result<MailboxRow> MaildirUserStore::mailbox_with_room(std::string_view name, std::size_t count) {
+  auto row = require_mailbox(name);
+  if (!row) {
+    return std::unexpected(row.error());
   }
+  if (static_cast<std::uint64_t>(row->uidnext) + count > 0xffffffffULL) {
+    return base::fail(MailError::kOverQuota, "mailbox has run out of UIDs");
+  }
+  return row;
 }
 
-Result<CopyResult> MaildirUserStore::copy_once(const MailboxRow& source, const UidSet& uids,
-                                               const MailboxRow& dest) {
-  auto rows = index_->messages(source.id, uids);
-  if (!rows) {
-    return std::unexpected(rows.error());
+Result<void> MaildirUserStore::insert_copy(const MailboxRow& source, Uid source_uid,
+                                           const MailboxRow& dest, const MessageRow& copy) {
+  if (auto r = index_->insert_message(dest.id, copy, std::nullopt); !r) {
+    return r;
   }
+  return index_->copy_cache_record(source.id, source_uid, dest.id, copy.meta.uid);
+}
+
+Result<CopyResult> MaildirUserStore::copy(std::string_view source, const UidSet& uids,
+                                          std::string_view dest) {
+  return copy_or_move(source, uids, dest, /*move=*/false);
+}
+
+Result<CopyResult> MaildirUserStore::copy_once(const MailboxRow& source,
+                                               const std::vector<MessageRow>& rows,
+                                               const MailboxRow& dest) {
   CopyResult result;
   result.uidvalidity = dest.uidvalidity;
-  if (rows->empty()) {
-    return result;
-  }
   // New links in the destination's cur/, fsync it, then the index. A crash
   // before the commit leaves files the next sync adopts: a copy that was
   // not acknowledged, but nothing lost.
@@ -386,7 +380,7 @@ Result<CopyResult> MaildirUserStore::copy_once(const MailboxRow& source, const U
       (void)fs_.remove(path);
     }
   };
-  for (const MessageRow& m : *rows) {
+  for (const MessageRow& m : rows) {
     MessageRow c = m;
     c.base_name = new_base_name(m.meta.size);
     c.file_name =
@@ -408,25 +402,19 @@ Result<CopyResult> MaildirUserStore::copy_once(const MailboxRow& source, const U
     if (!tx) {
       return std::unexpected(tx.error());
     }
-    auto current = require_mailbox(dest.name);
+    auto current = mailbox_with_room(dest.name, copies.size());
     if (!current) {
       return std::unexpected(current.error());
     }
     result.uidvalidity = current->uidvalidity;
     Uid uid = current->uidnext;
     const ModSeq modseq = current->highest_modseq + 1;
-    if (static_cast<std::uint64_t>(uid) + copies.size() > 0xffffffffULL) {
-      return base::fail(MailError::kOverQuota, "mailbox has run out of UIDs");
-    }
     for (std::size_t i = 0; i < copies.size(); ++i) {
       MessageRow& c = copies[i];
       const Uid source_uid = c.meta.uid;
       c.meta.uid = uid++;
       c.meta.modseq = modseq;
-      if (auto r = index_->insert_message(current->id, c, std::nullopt); !r) {
-        return r;
-      }
-      if (auto r = index_->copy_cache_record(source.id, source_uid, current->id, c.meta.uid); !r) {
+      if (auto r = insert_copy(source, source_uid, *current, c); !r) {
         return r;
       }
       result.mapping.push_back(UidMapping{source_uid, c.meta.uid});
@@ -451,6 +439,11 @@ Result<CopyResult> MaildirUserStore::copy_once(const MailboxRow& source, const U
 
 Result<CopyResult> MaildirUserStore::move(std::string_view source, const UidSet& uids,
                                           std::string_view dest) {
+  return copy_or_move(source, uids, dest, /*move=*/true);
+}
+
+Result<CopyResult> MaildirUserStore::copy_or_move(std::string_view source, const UidSet& uids,
+                                                  std::string_view dest, bool move) {
   for (int attempt = 0;; ++attempt) {
     auto src = require_mailbox(source);
     if (!src) {
@@ -460,10 +453,19 @@ Result<CopyResult> MaildirUserStore::move(std::string_view source, const UidSet&
     if (!dst) {
       return std::unexpected(dst.error());
     }
-    if (src->id == dst->id) {
+    if (move && src->id == dst->id) {
       return base::fail(MailError::kBadInput, "source and destination are the same mailbox");
     }
-    auto result = move_once(*src, uids, *dst);
+    auto rows = index_->messages(src->id, uids);
+    if (!rows) {
+      return std::unexpected(rows.error());
+    }
+    if (rows->empty()) {
+      CopyResult result;
+      result.uidvalidity = dst->uidvalidity;
+      return result;
+    }
+    auto result = move ? move_once(*src, *rows, *dst) : copy_once(*src, *rows, *dst);
     if (result || result.error().code != MailError::kExpunged || attempt > 0) {
       return result;
     }
@@ -473,19 +475,13 @@ Result<CopyResult> MaildirUserStore::move(std::string_view source, const UidSet&
   }
 }
 
-Result<CopyResult> MaildirUserStore::move_once(const MailboxRow& source, const UidSet& uids,
+Result<CopyResult> MaildirUserStore::move_once(const MailboxRow& source,
+                                               const std::vector<MessageRow>& rows,
                                                const MailboxRow& dest) {
-  auto rows = index_->messages(source.id, uids);
-  if (!rows) {
-    return std::unexpected(rows.error());
-  }
   CopyResult result;
   result.uidvalidity = dest.uidvalidity;
-  if (rows->empty()) {
-    return result;
-  }
   const std::filesystem::path src_cur = cur_dir(mailbox_dir(source.name));
-  for (const MessageRow& m : *rows) {
+  for (const MessageRow& m : rows) {
     if (auto info = fs_.stat(src_cur / m.file_name); !info) {
       return std::unexpected(is_missing(info.error()) ? file_missing(info.error()) : info.error());
     }
@@ -507,25 +503,18 @@ Result<CopyResult> MaildirUserStore::move_once(const MailboxRow& source, const U
     if (!tx) {
       return std::unexpected(tx.error());
     }
-    auto current = require_mailbox(dest.name);
+    auto current = mailbox_with_room(dest.name, rows.size());
     if (!current) {
       return std::unexpected(current.error());
     }
     result.uidvalidity = current->uidvalidity;
     Uid uid = current->uidnext;
     const ModSeq modseq = current->highest_modseq + 1;
-    if (static_cast<std::uint64_t>(uid) + rows->size() > 0xffffffffULL) {
-      return base::fail(MailError::kOverQuota, "mailbox has run out of UIDs");
-    }
-    for (MessageRow& m : *rows) {
+    for (const MessageRow& m : rows) {
       MessageRow moved = m;
       moved.meta.uid = uid++;
       moved.meta.modseq = modseq;
-      if (auto r = index_->insert_message(current->id, moved, std::nullopt); !r) {
-        return std::unexpected(r.error());
-      }
-      if (auto r = index_->copy_cache_record(source.id, m.meta.uid, current->id, moved.meta.uid);
-          !r) {
+      if (auto r = insert_copy(source, m.meta.uid, *current, moved); !r) {
         return std::unexpected(r.error());
       }
       if (auto r = index_->expunge_message(source.id, m.meta.uid, src_modseq); !r) {
