@@ -58,6 +58,17 @@ base::Result<std::string> normalize_mailbox_name(std::string_view name) {
     return base::fail(base::MailError::kBadInput,
                       "mailbox name \"" + std::string(name) + "\" has an empty level");
   }
+  // "." and ".." levels are stored safely (escaped), but they read as path
+  // steps to people and tools, and LIST would show odd \Noselect parents.
+  for (std::string_view rest = name; !rest.empty();) {
+    std::size_t end = rest.find(kHierarchyDelimiter);
+    std::string_view level = rest.substr(0, end);
+    if (level == "." || level == "..") {
+      return base::fail(base::MailError::kBadInput,
+                        "mailbox name \"" + std::string(name) + "\" has a \".\" or \"..\" level");
+    }
+    rest = end == std::string_view::npos ? std::string_view() : rest.substr(end + 1);
+  }
   std::string out(name);
   std::size_t first_end = out.find(kHierarchyDelimiter);
   std::string_view first = std::string_view(out).substr(0, first_end);

@@ -29,6 +29,12 @@ TEST(MaildirNamesTest, NormalizeMailboxName) {
       {"A//B", std::nullopt},
       {"A//", std::nullopt},
       {"tab\there", std::nullopt},
+      {"..", std::nullopt},
+      {"../../etc", std::nullopt},
+      {"A/./B", std::nullopt},
+      {"A/..", std::nullopt},
+      {"...", "..."},
+      {"A/.hidden", "A/.hidden"},
       {"caf\xc3\xa9", std::nullopt},
       {std::string(254, 'a'), std::string(254, 'a')},
       {std::string(255, 'a'), std::nullopt},
@@ -60,7 +66,7 @@ TEST(MaildirNamesTest, FolderDirs) {
       {"v1.2", ".v1%2E2"},
       {"50%", ".50%25"},
       {"a.b/c%d", ".a%2Eb.c%25d"},
-      {"..", ".%2E%2E"},
+      {"...", ".%2E%2E%2E"},
       {"&ZeVnLIqe-", ".&ZeVnLIqe-"},
   };
   for (const Case& c : cases) {
@@ -72,8 +78,9 @@ TEST(MaildirNamesTest, FolderDirs) {
 }
 
 TEST(MaildirNamesTest, DirsThatAreNotMailboxes) {
-  for (std::string_view dir : {"", ".", "..", "..deleted.4.1", "cur", "Maildir", ".A..B", ".A.",
-                               ".INBOX", ".inbox.x", ".a%zz", ".a%2e", ".a%", ".a/b"}) {
+  for (std::string_view dir :
+       {"", ".", "..", "..deleted.4.1", "cur", "Maildir", ".A..B", ".A.", ".INBOX", ".inbox.x",
+        ".a%zz", ".a%2e", ".a%", ".a/b", ".%2E%2E", ".A.%2E"}) {
     EXPECT_EQ(mailbox_name_from_dir(dir), std::nullopt) << dir;
   }
 }
