@@ -59,7 +59,9 @@ cat <<'TEXT'
 Peregrine is starting on 127.0.0.1:1143 (IMAP, STARTTLS when var/tls exists)
 and 127.0.0.1:1993 (IMAP over TLS, self-signed certificate). Log in as demo / demo:
 
-  curl -v 'imap://demo:demo@127.0.0.1:1143/INBOX' -X 'FETCH 1 BODY[]'
+  curl 'imap://demo:demo@127.0.0.1:1143/INBOX;UID=1'            # prints the first message
+  curl -v 'imap://demo:demo@127.0.0.1:1143/INBOX' -X 'FETCH 1 BODY[]'   # curl shows a custom
+                                         # command's literal only in its -v transcript
   curl -k 'imaps://demo:demo@127.0.0.1:1993/INBOX' -X 'SEARCH ALL'
   mutt -f 'imap://demo@127.0.0.1:1143/INBOX'
   Thunderbird: IMAP server 127.0.0.1, port 1143, STARTTLS (accept the certificate),
