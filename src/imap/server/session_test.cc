@@ -3,8 +3,6 @@
 
 #include <gtest/gtest.h>
 
-#include <atomic>
-#include <thread>
 #include <vector>
 
 #include "auth/sasl.h"
@@ -213,38 +211,6 @@ TEST(SessionTest, OneUserContextPerUser) {
     EXPECT_NE(other.session().user(), a.session().user());
     EXPECT_EQ(server.users().open_users(), 2u);
   }
-  EXPECT_EQ(server.users().open_users(), 0u);
-}
-
-}  // namespace
-}  // namespace peregrine::imap::testing
-
-namespace peregrine::imap::testing {
-namespace {
-
-TEST(UserRegistryTest, ConcurrentAcquireAndReleaseKeepOneStorePerUser) {
-  TestServer server;
-  std::atomic<int> failures{0};
-  std::vector<std::thread> threads;
-  for (int t = 0; t < 4; ++t) {
-    threads.emplace_back([&] {
-      for (int i = 0; i < 20; ++i) {
-        auto context = server.users().acquire("alice", "");
-        if (!context) {
-          ++failures;
-          continue;
-        }
-        // Only the context is shared here: its store belongs to one strand.
-        if ((*context)->user() != "alice") {
-          ++failures;
-        }
-      }
-    });
-  }
-  for (std::thread& t : threads) {
-    t.join();
-  }
-  EXPECT_EQ(failures.load(), 0);
   EXPECT_EQ(server.users().open_users(), 0u);
 }
 
