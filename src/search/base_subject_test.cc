@@ -56,7 +56,11 @@ TEST(BaseSubject, Table) {
       {"Re: [fwd: Hello] (fwd)", "Hello", true},
       // 8-bit text is never part of a blob (BLOBCHAR is 7-bit).
       {"[\xc3\xa9t\xc3\xa9] Re: Hello", "[\xc3\xa9t\xc3\xa9] Re: Hello", false},
-      {"Re: \xc3\x89" "cole", "\xc3\x89" "cole", true},
+      {"Re: \xc3\x89"
+       "cole",
+       "\xc3\x89"
+       "cole",
+       true},
       // Only leading and trailing artifacts go.
       {"Hello Re: world", "Hello Re: world", false},
       {"Hello [x] world", "Hello [x] world", false},
@@ -73,7 +77,9 @@ TEST(BaseSubject, EncodedWordsAreDecodedFirst) {
   // is what remains.
   std::string decoded = mime::decode_header_value("=?UTF-8?Q?Re=3A_Gr=C3=BC=C3=9Fe?= (fwd)");
   BaseSubject b = extract_base_subject(decoded);
-  EXPECT_EQ(b.text, "Gr\xc3\xbc\xc3\x9f" "e");
+  EXPECT_EQ(b.text,
+            "Gr\xc3\xbc\xc3\x9f"
+            "e");
   EXPECT_TRUE(b.reply_or_forward);
   // Folded header text: the continuation becomes one space.
   EXPECT_EQ(extract_base_subject(mime::decode_header_value("Re: a\r\n\tlong\r\n  subject")).text,

@@ -23,8 +23,7 @@ struct MessageFacts {
 // when the Date header is missing or unparsable. `record` may be null (no
 // cache record): then INTERNALDATE.
 inline int64_t sent_date(const MessageFacts& m, const mime::CacheRecord* record) {
-  return record != nullptr && record->sent_date ? record->sent_date->utc_seconds
-                                                : m.internal_date;
+  return record != nullptr && record->sent_date ? record->sent_date->utc_seconds : m.internal_date;
 }
 
 }  // namespace peregrine::search

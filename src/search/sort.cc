@@ -20,8 +20,7 @@ int64_t number_key(SortField f, const MessageFacts& m, const mime::CacheRecord* 
     case SortField::kDate:
       return sent_date(m, r);
     case SortField::kSize:
-      return static_cast<int64_t>(
-          std::min<uint64_t>(m.size, std::numeric_limits<int64_t>::max()));
+      return static_cast<int64_t>(std::min<uint64_t>(m.size, std::numeric_limits<int64_t>::max()));
     default:
       return 0;
   }

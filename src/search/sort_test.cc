@@ -110,7 +110,13 @@ TEST(Sort, AddressKeysUseAsciiCasemap) {
   m[2] = addresses("", "Bea", "Al", "", "");
   m[3] = addresses("alice", "", "", "Bob", "zed");
   // 8-bit text compares by octet after ASCII letters are mapped.
-  m[4] = addresses("\xc3\xa9" "mile", "", "", "\xc3\xa9" "mile", "");
+  m[4] = addresses(
+      "\xc3\xa9"
+      "mile",
+      "", "",
+      "\xc3\xa9"
+      "mile",
+      "");
   EXPECT_EQ(sort(m, {{SortField::kFrom, false}}), (V{3, 2, 4, 1, 5}));
   EXPECT_EQ(sort(m, {{SortField::kTo, false}}), (V{4, 5, 2, 3, 1}));
   EXPECT_EQ(sort(m, {{SortField::kCc, false}}), (V{1, 4, 5, 3, 2}));

@@ -47,8 +47,8 @@ class Forest {
   // `parent` is `child` or one of its descendants.
   bool would_loop(uint32_t parent, uint32_t child) const;
 
-  void link_references();                       // step 1
-  std::vector<uint32_t> gather_roots();         // steps 2 and 3
+  void link_references();                // step 1
+  std::vector<uint32_t> gather_roots();  // steps 2 and 3
   void prune(std::vector<uint32_t>& list, bool at_root);
   void sort_siblings(std::vector<uint32_t>& list);
   void merge_subjects(std::vector<uint32_t>& roots);  // step 5

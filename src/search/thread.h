@@ -21,8 +21,8 @@ namespace peregrine::search {
 // One message's threading keys.
 struct ThreadMessage {
   uint32_t seq = 0;
-  int64_t sent_date = 0;     // RFC 5256 §2.2
-  std::string subject;       // base subject, i;ascii-casemap key (ascii_casemap)
+  int64_t sent_date = 0;  // RFC 5256 §2.2
+  std::string subject;    // base subject, i;ascii-casemap key (ascii_casemap)
   bool reply_or_forward = false;
   std::string message_id;               // "<...>", empty when there is none
   std::vector<std::string> references;  // oldest first (References, else In-Reply-To)

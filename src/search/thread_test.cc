@@ -89,8 +89,11 @@ std::vector<Msg> rfc_messages() {
   }
   std::map<uint32_t, Msg> m;
   for (uint32_t seq = 166; seq <= 208; ++seq) {
-    m[seq] = Msg{seq, date[seq], "Topic " + std::to_string(seq),
-                 "<" + std::to_string(seq) + "@example.org>", {}};
+    m[seq] = Msg{seq,
+                 date[seq],
+                 "Topic " + std::to_string(seq),
+                 "<" + std::to_string(seq) + "@example.org>",
+                 {}};
   }
   auto id = [](uint32_t seq) { return "<" + std::to_string(seq) + "@example.org>"; };
   // 170 and 179: replies to a message that is not there.
@@ -172,17 +175,16 @@ TEST(Thread, MissingParentsCollapse) {
                         {3, 30, "z", "<3>", {"<p>"}}}),
             "(1)((2)(3))");
   // A missing message between two present ones: the child moves up.
-  EXPECT_EQ(references({{1, 10, "x", "<1>", {}}, {2, 20, "y", "<2>", {"<1>", "<gone>"}}}),
-            "(1 2)");
+  EXPECT_EQ(references({{1, 10, "x", "<1>", {}}, {2, 20, "y", "<2>", {"<1>", "<gone>"}}}), "(1 2)");
 }
 
 TEST(Thread, LoopsInReferences) {
   // 1 says 2 is its parent, 2 says 1 is: the first link stands.
   EXPECT_EQ(references({{1, 10, "x", "<1>", {"<2>"}}, {2, 20, "y", "<2>", {"<1>"}}}), "(2 1)");
   // A message that lists itself, and a References line that loops.
-  EXPECT_EQ(references({{1, 10, "x", "<1>", {"<1>"}},
-                        {2, 20, "y", "<2>", {"<a>", "<b>", "<a>", "<2>"}}}),
-            "(1)(2)");
+  EXPECT_EQ(
+      references({{1, 10, "x", "<1>", {"<1>"}}, {2, 20, "y", "<2>", {"<a>", "<b>", "<a>", "<2>"}}}),
+      "(1)(2)");
   // Loops never hang or drop messages: every message is in the answer once.
   std::vector<Msg> msgs;
   for (uint32_t i = 1; i <= 50; ++i) {
@@ -222,8 +224,7 @@ TEST(Thread, LaterReferencesFixTruncatedOnes) {
                         {3, 30, "r", "<3>", {"<a>", "<2>"}},
                         {2, 20, "q", "<2>", {"<1>"}}}),
             "(1 2 3)");
-  EXPECT_EQ(references({{1, 10, "p", "<1>", {"<a>", "<2>"}}, {2, 20, "q", "<2>", {}}}),
-            "(2 1)");
+  EXPECT_EQ(references({{1, 10, "p", "<1>", {"<a>", "<2>"}}, {2, 20, "q", "<2>", {}}}), "(2 1)");
 }
 
 TEST(Thread, SubjectMerging) {
