@@ -319,6 +319,28 @@ void write_esearch(std::string& out, const ESearchResponse& r) {
   out += "\r\n";
 }
 
+ESearchResponse esearch_response(std::string_view tag, bool uid, const SearchReturn& options,
+                                 std::span<const uint32_t> numbers) {
+  ESearchResponse r;
+  r.tag = std::string(tag);
+  r.uid = uid;
+  if (!numbers.empty()) {
+    if (options.min) {
+      r.min = numbers.front();
+    }
+    if (options.max) {
+      r.max = numbers.back();
+    }
+    if (options.all) {
+      r.all = SequenceSet::from_sorted(numbers);
+    }
+  }
+  if (options.count) {
+    r.count = static_cast<uint32_t>(numbers.size());
+  }
+  return r;
+}
+
 void write_thread(std::string& out, std::span<const ThreadListNode> threads) {
   out += "* THREAD";
   if (!threads.empty()) {

@@ -89,6 +89,12 @@ struct ESearchResponse {
 };
 // "* ESEARCH (TAG "a1") UID MIN 2 MAX 9 COUNT 3 ALL 2,5,9".
 void write_esearch(std::string& out, const ESearchResponse& response);
+// The answer `options` ask for about `numbers`, the matches in the order
+// the command gives them: ascending for SEARCH (RFC 4731), sort order for
+// SORT (RFC 5267 §4.2). MIN and MAX are the first and last of them; ALL
+// lists them in that order, runs of consecutive numbers as ranges.
+ESearchResponse esearch_response(std::string_view tag, bool uid, const SearchReturn& options,
+                                 std::span<const uint32_t> numbers);
 
 // A THREAD tree (RFC 5256): id 0 is a missing parent (a dummy node).
 struct ThreadNode {

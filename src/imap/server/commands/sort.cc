@@ -67,25 +67,9 @@ void sort(CommandContext& ctx) {
     return ctx.ok("Sort completed");
   }
   // ESORT: MIN and MAX are the first and last in sort order; ALL lists
-  // them in sort order, runs of consecutive numbers as ranges.
-  const SearchReturn& ret = *args.result_options;
-  ESearchResponse r;
-  r.tag = ctx.command.tag;
-  r.uid = ctx.command.uid;
-  if (!order.empty()) {
-    if (ret.min) {
-      r.min = order.front();
-    }
-    if (ret.max) {
-      r.max = order.back();
-    }
-    if (ret.all) {
-      r.all = SequenceSet::from_sorted(order);
-    }
-  }
-  if (ret.count) {
-    r.count = static_cast<std::uint32_t>(order.size());
-  }
+  // them in sort order (RFC 5267 §4.2).
+  ESearchResponse r =
+      esearch_response(ctx.command.tag, ctx.command.uid, *args.result_options, order);
   write_esearch(ctx.out, r);
   ctx.ok("Sort completed");
 }
