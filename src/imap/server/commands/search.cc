@@ -31,24 +31,8 @@ void search(CommandContext& ctx) {
     write_search(ctx.out, found);
     return ctx.ok("Search completed");
   }
-  const SearchReturn& ret = *args.result_options;
-  ESearchResponse r;
-  r.tag = ctx.command.tag;
-  r.uid = ctx.command.uid;
-  if (!found.empty()) {
-    if (ret.min) {
-      r.min = found.front();
-    }
-    if (ret.max) {
-      r.max = found.back();
-    }
-    if (ret.all) {
-      r.all = SequenceSet::from_sorted(found);
-    }
-  }
-  if (ret.count) {
-    r.count = static_cast<std::uint32_t>(found.size());
-  }
+  ESearchResponse r =
+      esearch_response(ctx.command.tag, ctx.command.uid, *args.result_options, found);
   write_esearch(ctx.out, r);
   ctx.ok("Search completed");
 }
