@@ -144,7 +144,7 @@ class UserStore {
   // The UIDs (ascending) of a superset of the messages of `mailbox` whose
   // search text holds every needle of `query` in one of its columns; the
   // caller confirms each. nullopt when the index cannot narrow the search
-  // (switched off, or a needle too short for it): then every message is a
+  // (switched off, or every needle too short for it): then every message is a
   // candidate. An index found corrupt is rebuilt before answering.
   virtual base::Result<std::optional<std::vector<Uid>>> text_candidates(std::string_view mailbox,
                                                                         const TextQuery& query) = 0;

@@ -131,8 +131,8 @@ class Index {
   // Hands the text of message `from` to message `to` (move): no reindexing.
   base::Result<void> move_search_text(std::int64_t from_mailbox, Uid from_uid,
                                       std::int64_t to_mailbox, Uid to_uid);
-  // UserStore::text_candidates for one mailbox. nullopt when a needle has
-  // fewer than three characters.
+  // UserStore::text_candidates for one mailbox. nullopt when no needle has
+  // three characters or more.
   base::Result<std::optional<std::vector<Uid>>> text_candidates(std::int64_t mailbox_id,
                                                                 const TextQuery& query);
   // The unpacked texts (mime::serialize_search_text bytes) of `uids`.

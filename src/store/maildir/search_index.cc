@@ -112,8 +112,8 @@ std::vector<std::string_view> characters(std::string_view s) {
 }
 
 // The FTS5 query that finds the rows holding every trigram of every needle
-// (each trigram a quoted one-token string), or nullopt when a needle is
-// shorter than a trigram.
+// (each trigram a quoted one-token string), or nullopt when no needle is as
+// long as a trigram.
 std::optional<std::string> trigram_query(const TextQuery& query) {
   std::vector<std::string> trigrams;
   for (const std::string& needle : query.needles) {
@@ -122,7 +122,7 @@ std::optional<std::string> trigram_query(const TextQuery& query) {
     }
     auto chars = characters(needle);
     if (chars.size() < 3) {
-      return std::nullopt;
+      continue;  // no trigram: it cannot narrow, the others still do
     }
     std::vector<std::string> all;
     for (std::size_t i = 0; i + 3 <= chars.size(); ++i) {
