@@ -13,7 +13,8 @@ namespace {
 
 constexpr std::string_view kCaps =
     "IMAP4rev1 LITERAL+ SASL-IR ID ENABLE IDLE UIDPLUS MOVE UNSELECT NAMESPACE CHILDREN "
-    "SPECIAL-USE MULTIAPPEND SORT SORT=DISPLAY ESORT THREAD=ORDEREDSUBJECT THREAD=REFERENCES";
+    "SPECIAL-USE MULTIAPPEND ESEARCH SEARCHRES SORT SORT=DISPLAY ESORT THREAD=ORDEREDSUBJECT "
+    "THREAD=REFERENCES";
 
 std::string plain_ir(std::string_view user, std::string_view password) {
   return auth::encode_base64(std::string("\0", 1) + std::string(user) + std::string("\0", 1) +
@@ -171,7 +172,8 @@ TEST(SessionTest, GarbageAndParseErrors) {
   EXPECT_EQ(c.run("a7 FETCH 3 FLAGS"), "a7 BAD invalid message sequence number 3 (0 messages)\r\n");
   EXPECT_EQ(c.run("a8 FETCH 1:* FLAGS"), "a8 OK Fetch completed\r\n");
   EXPECT_EQ(c.run("a9 SORT (DATE) UTF-8 ALL"), "* SORT\r\na9 OK Sort completed\r\n");
-  EXPECT_EQ(c.run("b1 FETCH $ FLAGS"), "b1 BAD no saved search result ($)\r\n");
+  // No SEARCH saved a result yet: "$" is empty (RFC 5182 §2.1).
+  EXPECT_EQ(c.run("b1 FETCH $ FLAGS"), "b1 OK Fetch completed\r\n");
   // A huge synchronizing literal is refused before it is sent, and the
   // session goes on.
   EXPECT_EQ(c.run("b2 APPEND INBOX {99999999999}"), "b2 BAD bad literal size\r\n");

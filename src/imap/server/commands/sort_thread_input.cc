@@ -5,7 +5,8 @@
 
 #include "imap/server/commands/fetch_body.h"
 #include "imap/server/mailbox_hub.h"
-#include "imap/server/search_eval.h"
+#include "imap/server/search_view.h"
+#include "search/search_program.h"
 
 namespace peregrine::imap::commands {
 namespace {
@@ -19,23 +20,22 @@ constexpr size_t kRecordBatch = 2000;
 std::optional<std::vector<std::uint32_t>> select_messages(CommandContext& ctx, const SearchKey& key,
                                                           std::string_view charset) {
   SelectedView& view = ctx.view();
-  SearchEvaluator eval(view, ctx.store(), key, charset);
-  if (const auto& e = eval.error()) {
-    if (e->code == base::MailError::kNotFound) {
-      const std::string supported[] = {"US-ASCII", "UTF-8"};
-      ctx.no(ResponseCode::bad_charset(supported), e->message);
-    } else {
-      ctx.bad(e->message);
-    }
+  if (!search::charset_supported(charset)) {
+    const std::string supported[] = {"US-ASCII", "UTF-8"};
+    ctx.no(ResponseCode::bad_charset(supported), "unknown charset " + std::string(charset));
     return std::nullopt;
   }
-  std::vector<std::uint32_t> found;
-  for (std::uint32_t seq = 1; seq <= view.count(); ++seq) {
-    if (eval.matches(seq)) {
-      found.push_back(seq);
-    }
+  // "$" reads the result saved before this command, even when it saves anew.
+  const std::vector<store::Uid> saved = view.saved_result();
+  search::SearchOptions options;
+  options.charset = charset;
+  options.saved = &saved;
+  auto found = search::evaluate(SearchView(view), ctx.store(), key, options);
+  if (!found) {
+    ctx.fail(found.error(), /*bad_input_is_bad=*/true);
+    return std::nullopt;
   }
-  return found;
+  return std::move(*found);
 }
 
 void for_each_message(CommandContext& ctx, std::span<const std::uint32_t> seqs,

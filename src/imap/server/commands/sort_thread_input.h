@@ -1,6 +1,6 @@
 #pragma once
 
-// What SORT and THREAD start from: the messages their search key selects,
+// What SEARCH, SORT and THREAD start from: the messages their search key selects,
 // and each one's facts and cache record. Internal to imap/server.
 
 #include <cstdint>
@@ -20,7 +20,7 @@ namespace peregrine::imap::commands {
 // (expunged, not yet told) are left out. On a bad key or charset, sets the
 // tagged answer (BAD, or NO [BADCHARSET]) and returns nullopt.
 //
-// The one place SORT and THREAD evaluate a search key.
+// The one place SEARCH, SORT and THREAD evaluate a search key.
 std::optional<std::vector<std::uint32_t>> select_messages(CommandContext& ctx, const SearchKey& key,
                                                           std::string_view charset);
 
