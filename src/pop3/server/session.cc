@@ -207,7 +207,40 @@ Reply authorization_command(SessionData& s, const Command& cmd) {
   }
 }
 
-// Sends message `number` (RETR), or its header and first `lines` lines (TOP).
+// Reads and stuffs the next piece of the message being sent, after
+// `status` (the +OK line, when this is the first piece).
+Reply continue_message(SessionData& s, std::string status) {
+  Reply reply;
+  reply.out = std::move(status);
+  auto got = s.body->read_into(s.body_offset, std::span<char>(s.chunk));
+  if (!got) {
+    base::log(base::LogLevel::kError, "pop3.store_error",
+              {{"user", s.user->user()}, {"error", got.error().message}});
+    s.body.reset();
+    if (s.body_offset == 0) {
+      return err("[SYS/TEMP] The message cannot be read now");
+    }
+    // Part of the response is out already: the client can only tell that
+    // something went wrong from the connection closing.
+    reply.out.clear();
+    reply.action = Action::kClose;
+    return reply;
+  }
+  s.body_offset += *got;
+  // Stuffing adds at most one byte per line; most pieces need no more.
+  reply.out.reserve(reply.out.size() + *got + *got / 32 + 8);
+  s.stuffer.feed(std::string_view(s.chunk.data(), *got), reply.out);
+  if (*got == 0 || s.stuffer.done() || s.body_offset >= s.body->size()) {
+    s.stuffer.finish(reply.out);
+    s.body.reset();
+    return reply;
+  }
+  reply.more = true;
+  return reply;
+}
+
+// Sends message `number` (RETR), or its header and first `lines` lines
+// (TOP): the status line and the first piece in one reply.
 Reply start_message(SessionData& s, std::uint32_t number, std::optional<std::uint32_t> lines) {
   const Maildrop::Message* message = s.drop->find(number);
   if (message == nullptr) {
@@ -226,34 +259,8 @@ Reply start_message(SessionData& s, std::uint32_t number, std::optional<std::uin
   s.body_offset = 0;
   s.stuffer = lines ? DotStuffer(*lines) : DotStuffer();
   s.chunk.resize(kRetrChunkBytes);
-  Reply reply =
-      lines ? ok("Top of message follows") : ok(std::to_string(message->size) + " octets");
-  reply.more = true;
-  return reply;
-}
-
-// Reads and stuffs the next piece of the message being sent.
-Reply continue_message(SessionData& s) {
-  Reply reply;
-  auto got = s.body->read_into(s.body_offset, std::span<char>(s.chunk));
-  if (!got) {
-    // Part of the response is out already: the client can only tell that
-    // something went wrong from the connection closing.
-    base::log(base::LogLevel::kError, "pop3.store_error",
-              {{"user", s.user->user()}, {"error", got.error().message}});
-    s.body.reset();
-    reply.action = Action::kClose;
-    return reply;
-  }
-  s.body_offset += *got;
-  s.stuffer.feed(std::string_view(s.chunk.data(), *got), reply.out);
-  if (*got == 0 || s.stuffer.done() || s.body_offset >= s.body->size()) {
-    s.stuffer.finish(reply.out);
-    s.body.reset();
-    return reply;
-  }
-  reply.more = true;
-  return reply;
+  return continue_message(s, lines ? "+OK Top of message follows\r\n"
+                                   : "+OK " + std::to_string(message->size) + " octets\r\n");
 }
 
 Reply listing(const SessionData& s, const Command& cmd, bool uidl) {
@@ -392,7 +399,7 @@ Reply Session::resume() {
     return open_maildrop(s);
   }
   if (s.body) {
-    return continue_message(s);
+    return continue_message(s, std::string());
   }
   return Reply{};
 }

@@ -260,7 +260,7 @@ TEST_F(Pop3SessionTest, LargeMessageIsStreamedInBoundedPieces) {
     out += reply.out;
     ++pieces;
   }
-  EXPECT_GE(pieces, 4);
+  EXPECT_GE(pieces, 3);  // the first piece comes with the +OK line
   std::string expected =
       "+OK " + std::to_string(message.size()) + " octets\r\nSubject: big\r\n\r\n";
   for (size_t pos = 16; pos < message.size();) {
