@@ -71,7 +71,7 @@ class Peregrine:
     name = "peregrine"
 
     def __init__(self, binary: str, work: Path, users: dict[str, str]):
-        self.binary = binary
+        self.binary = os.path.abspath(binary)
         self.dir = work / "peregrine"
         self.users = users
         self.proc = None
@@ -246,7 +246,7 @@ def main(argv=None) -> int:
     p.add_argument("--out", default=None)
     args = p.parse_args(argv)
 
-    work = Path(args.work or tempfile.mkdtemp(prefix="pop3bench-"))
+    work = Path(args.work or tempfile.mkdtemp(prefix="pop3bench-")).resolve()
     work.mkdir(parents=True, exist_ok=True)
     users = {f"bench{i:02d}": f"pw{i:02d}" for i in range(args.users)}
     users_file = work / "users.txt"

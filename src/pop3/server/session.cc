@@ -8,6 +8,7 @@
 #include "auth/failure_tracker.h"
 #include "auth/sasl.h"
 #include "base/log.h"
+#include "config/plaintext_policy.h"
 #include "pop3/proto/command.h"
 #include "pop3/proto/dot_stuffer.h"
 #include "pop3/server/maildrop.h"
@@ -42,15 +43,8 @@ Reply ok(std::string_view text) { return Reply{.out = "+OK " + std::string(text)
 Reply err(std::string_view text) { return Reply{.out = "-ERR " + std::string(text) + "\r\n"}; }
 
 bool plaintext_allowed(const SessionData& s) {
-  switch (s.server.plaintext) {
-    case config::PlaintextAuth::kAlways:
-      return true;
-    case config::PlaintextAuth::kLoopback:
-      return s.connection.tls || s.connection.loopback;
-    case config::PlaintextAuth::kTlsOnly:
-      return s.connection.tls;
-  }
-  return false;
+  return config::plaintext_auth_allowed(s.server.plaintext, s.connection.tls,
+                                        s.connection.loopback);
 }
 
 void log_login(const SessionData& s, std::string_view user, std::string_view result,
