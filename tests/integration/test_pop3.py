@@ -366,9 +366,19 @@ class Pop3TlsTest(ServerTestCase):
     def test_stls_drops_plaintext_sent_after_it(self):
         raw = self.server.pop3_raw()
         try:
-            # "STAT" arrives in plaintext with STLS; it must not run inside TLS.
+            # "STAT" arrives in plaintext right behind STLS (CVE-2011-0411):
+            # it must be dropped, not answered inside TLS.
             raw.send(b"STLS\r\nSTAT\r\n")
-            self.assertTrue(raw.readline().startswith(b"+OK"))
+            self.assertTrue(raw.readline().startswith(b"+OK Begin TLS"))
+            self.assertEqual(raw.buf, b"")
+            raw.sock = harness.client_tls_context().wrap_socket(raw.sock,
+                                                                server_hostname="localhost")
+            # The first answer inside TLS is CAPA's, not "-ERR" for the STAT.
+            raw.send(b"CAPA\r\n")
+            self.assertEqual(raw.readline(), b"+OK Capability list follows\r\n")
+            caps = read_multiline(raw)
+            self.assertIn(b"USER\r\n", caps)
+            self.assertNotIn(b"STLS\r\n", caps)
         finally:
             raw.close()
         self.assertTrue(self.server.alive())
