@@ -23,6 +23,7 @@ if [ ! -f var/.setup-done ]; then
   mkdir -p var
   tls_config=""
   tls_listen="[]"
+  pop3_tls_listen="[]"
   if command -v openssl >/dev/null; then
     mkdir -p var/tls
     openssl req -x509 -newkey rsa:2048 -nodes -subj /CN=localhost -days 3650 \
@@ -30,6 +31,7 @@ if [ ! -f var/.setup-done ]; then
     chmod 600 var/tls/key.pem
     tls_config=$'[tls]\ncert = "tls/cert.pem"\nkey = "tls/key.pem"\n'
     tls_listen='["127.0.0.1:1993"]'
+    pop3_tls_listen='["127.0.0.1:1995"]'
   fi
   cat >"$config" <<TOML
 # Peregrine's demo configuration (docs/configuration.md lists every key).
@@ -40,6 +42,10 @@ data_dir = "data"
 [imap]
 listen = ["127.0.0.1:1143"]
 tls_listen = $tls_listen
+
+[pop3]
+listen = ["127.0.0.1:1110"]
+tls_listen = $pop3_tls_listen
 
 $tls_config
 [auth]
@@ -54,15 +60,23 @@ TOML
   echo "run: created var/ with user demo (password demo) and $(ls scripts/sample-mail/*.eml | wc -l) messages"
 fi
 
+# A var/ made before POP3 existed gets its listener.
+if ! grep -q '^\[pop3\]' "$config"; then
+  printf '\n[pop3]\nlisten = ["127.0.0.1:1110"]\n' >>"$config"
+fi
+
 cat <<'TEXT'
 
-Peregrine is starting on 127.0.0.1:1143 (IMAP, STARTTLS when var/tls exists)
-and 127.0.0.1:1993 (IMAP over TLS, self-signed certificate). Log in as demo / demo:
+Peregrine is starting on 127.0.0.1:1143 (IMAP, STARTTLS when var/tls exists),
+127.0.0.1:1993 (IMAP over TLS, self-signed certificate), 127.0.0.1:1110 (POP3,
+STLS when var/tls exists) and 127.0.0.1:1995 (POP3 over TLS). Log in as demo / demo:
 
   curl 'imap://demo:demo@127.0.0.1:1143/INBOX;UID=1'            # prints the first message
   curl -v 'imap://demo:demo@127.0.0.1:1143/INBOX' -X 'FETCH 1 BODY[]'   # curl shows a custom
                                          # command's literal only in its -v transcript
   curl -k 'imaps://demo:demo@127.0.0.1:1993/INBOX' -X 'SEARCH ALL'
+  curl 'pop3://demo:demo@127.0.0.1:1110/'                       # POP3: lists the messages
+  curl 'pop3://demo:demo@127.0.0.1:1110/1'                      # POP3: prints the first one
   mutt -f 'imap://demo@127.0.0.1:1143/INBOX'
   Thunderbird: IMAP server 127.0.0.1, port 1143, STARTTLS (accept the certificate),
                normal password, user name demo

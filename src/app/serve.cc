@@ -21,6 +21,8 @@
 #include "net/runtime.h"
 #include "net/storage_pool.h"
 #include "net/tls_context.h"
+#include "pop3/server/session.h"
+#include "pop3/service/pop3_handler.h"
 #include "store/maildir/maildir_store.h"
 
 namespace peregrine::app {
@@ -43,6 +45,8 @@ base::LogLevel log_level(config::LogLevel level) {
 struct Listener {
   config::Endpoint endpoint;
   bool implicit_tls = false;
+  const char* proto = "imap";  // "imap" or "pop3"
+  std::shared_ptr<net::Handler> handler;
 };
 
 }  // namespace
@@ -82,6 +86,14 @@ int run_serve(const ServeArgs& args) {
                              .plaintext = settings->auth.plaintext};
   auto imap_handler =
       std::make_shared<imap::ImapHandler>(server, pool, imap::imap_handler_options(*settings));
+  // POP3 shares the registry, so its sessions and IMAP's use one UserStore
+  // per user and IMAP sees POP3's expunges at once.
+  pop3::ServerContext pop3_server{.authenticator = authenticator,
+                                  .users = users,
+                                  .failures = &failures,
+                                  .plaintext = settings->auth.plaintext};
+  auto pop3_handler =
+      std::make_shared<pop3::Pop3Handler>(pop3_server, pool, pop3::pop3_handler_options(*settings));
 
   net::Runtime runtime(net::runtime_options(*settings));
   if (settings->tls.enabled()) {
@@ -95,22 +107,28 @@ int run_serve(const ServeArgs& args) {
 
   std::vector<Listener> listeners;
   for (const config::Endpoint& endpoint : settings->imap.listen) {
-    listeners.push_back({endpoint, false});
+    listeners.push_back({endpoint, false, "imap", imap_handler});
   }
   for (const config::Endpoint& endpoint : settings->imap.tls_listen) {
-    listeners.push_back({endpoint, true});
+    listeners.push_back({endpoint, true, "imap", imap_handler});
+  }
+  for (const config::Endpoint& endpoint : settings->pop3.listen) {
+    listeners.push_back({endpoint, false, "pop3", pop3_handler});
+  }
+  for (const config::Endpoint& endpoint : settings->pop3.tls_listen) {
+    listeners.push_back({endpoint, true, "pop3", pop3_handler});
   }
   if (listeners.empty()) {
-    std::cerr << "peregrine: nothing to serve: [imap] listen and tls_listen are empty\n";
+    std::cerr << "peregrine: nothing to serve: no [imap] or [pop3] listeners\n";
     return EX_CONFIG;
   }
   std::vector<config::Endpoint> bound;
   for (const Listener& listener : listeners) {
-    auto port =
-        runtime.listen(net::ListenerOptions{.name = listener.implicit_tls ? "imaps" : "imap",
-                                            .endpoint = listener.endpoint,
-                                            .implicit_tls = listener.implicit_tls,
-                                            .handler = imap_handler});
+    const std::string name = std::string(listener.proto) + (listener.implicit_tls ? "s" : "");
+    auto port = runtime.listen(net::ListenerOptions{.name = name,
+                                                    .endpoint = listener.endpoint,
+                                                    .implicit_tls = listener.implicit_tls,
+                                                    .handler = listener.handler});
     if (!port) {
       base::log(base::LogLevel::kError, "startup.failed",
                 {{"reason", "listen"}, {"error", port.error().message}});
@@ -125,7 +143,7 @@ int run_serve(const ServeArgs& args) {
   runtime.stop_on_signals();
   for (size_t i = 0; i < listeners.size(); ++i) {
     base::log(base::LogLevel::kInfo, "listening",
-              {{"proto", "imap"},
+              {{"proto", listeners[i].proto},
                {"addr", bound[i].to_string()},
                {"tls", listeners[i].implicit_tls ? "yes" : "no"}});
   }

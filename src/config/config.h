@@ -32,7 +32,7 @@ struct ImapSettings {
   std::vector<Endpoint> tls_listen;  // implicit TLS (IMAPS); needs [tls]
 };
 
-// [pop3], for later work; empty lists mean the protocol is off.
+// [pop3]. Empty lists mean the protocol is off. STLS is offered with [tls].
 struct Pop3Settings {
   std::vector<Endpoint> listen;
   std::vector<Endpoint> tls_listen;
@@ -114,7 +114,7 @@ base::Result<Settings> load_config_string(std::string_view toml,
 
 // The example configuration of docs/configuration.md: every key, each at its
 // default or a sensible starting value, with comments. It loads as is (the
-// [tls] section is commented out) and listens on 127.0.0.1:1143.
+// [tls] section is commented out); IMAP on 127.0.0.1:1143, POP3 on :1110.
 std::string_view default_settings_toml();
 
 // Names as written in the file ("loopback", "tls-only", "info", ...).

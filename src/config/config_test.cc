@@ -507,6 +507,8 @@ TEST_F(ConfigTest, DefaultSettingsTomlLoads) {
   EXPECT_EQ(r->server.data_dir, dir_.path() / "data");
   ASSERT_EQ(r->imap.listen.size(), 1u);
   EXPECT_EQ(r->imap.listen[0].to_string(), "127.0.0.1:1143");
+  ASSERT_EQ(r->pop3.listen.size(), 1u);
+  EXPECT_EQ(r->pop3.listen[0].to_string(), "127.0.0.1:1110");
   EXPECT_EQ(r->auth.passwd_file, dir_.path() / "users");
   // Every value written in the example is the default.
   auto minimal = load(kMinimal);

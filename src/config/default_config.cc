@@ -15,8 +15,8 @@ listen = ["127.0.0.1:1143"]     # plain IMAP; STARTTLS is offered when [tls] is 
 tls_listen = []                 # implicit TLS, e.g. ["0.0.0.0:993", "[::]:993"]; needs [tls]
 
 [pop3]
-listen = []                     # e.g. ["127.0.0.1:1110"]
-tls_listen = []                 # e.g. ["[::]:995"]; needs [tls]
+listen = ["127.0.0.1:1110"]     # plain POP3; STLS is offered when [tls] is set
+tls_listen = []                 # implicit TLS, e.g. ["[::]:995"]; needs [tls]
 
 [lmtp]
 listen = []                     # e.g. ["127.0.0.1:2424"]

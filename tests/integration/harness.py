@@ -8,6 +8,7 @@ wait has a timeout and every loop a bound. Standard library only.
 import base64
 import imaplib
 import os
+import poplib
 import re
 import shutil
 import signal
@@ -27,6 +28,7 @@ IO_TIMEOUT = 15.0      # socket timeout for every client
 USERS = {"alice": "alice-secret", "bob": "bob-secret"}
 
 LISTEN_RE = re.compile(r"event=listening\b.*\bproto=imap\b.*\baddr=(\S+).*\btls=(yes|no)")
+POP3_LISTEN_RE = re.compile(r"event=listening\b.*\bproto=pop3\b.*\baddr=(\S+).*\btls=(yes|no)")
 SANITIZER_RE = re.compile(r"ERROR: AddressSanitizer|runtime error:|ERROR: LeakSanitizer")
 
 
@@ -67,11 +69,13 @@ class Server:
     """One peregrine server process on its own temp dir.
 
     plaintext: auth.plaintext; tls: also make a cert, set [tls] and an
-    implicit-TLS listener; limits: [limits] keys; failure_delay_ms: (base, max).
+    implicit-TLS listener; limits: [limits] keys; failure_delay_ms: (base, max);
+    pop3: also a POP3 listener (and a POP3S one with tls).
     """
 
     def __init__(self, binary=None, users=None, plaintext="always", tls=False,
-                 limits=None, workers=None, keep_dir=False, failure_delay_ms=(0, 0)):
+                 limits=None, workers=None, keep_dir=False, failure_delay_ms=(0, 0),
+                 pop3=False):
         self.binary = binary_path(binary)
         self.users = dict(USERS if users is None else users)
         self.plaintext = plaintext
@@ -88,6 +92,9 @@ class Server:
         self.proc = None
         self.port = None
         self.tls_port = None
+        self.pop3 = pop3
+        self.pop3_port = None
+        self.pop3_tls_port = None
         self.cert = self.key = None
         self.starts = 0
         if tls:
@@ -108,6 +115,10 @@ class Server:
         if self.tls:
             lines.append(f'tls_listen = ["{HOST}:{self.tls_port}"]')
             lines += ["", "[tls]", f'cert = "{self.cert}"', f'key = "{self.key}"']
+        if self.pop3:
+            lines += ["", "[pop3]", f'listen = ["{HOST}:{self.pop3_port}"]']
+            if self.tls:
+                lines.append(f'tls_listen = ["{HOST}:{self.pop3_tls_port}"]')
         lines += ["", "[auth]", f'passwd_file = "{self.passwd}"',
                   f'plaintext = "{self.plaintext}"',
                   f"failure_delay_base_ms = {self.failure_delay_ms[0]}",
@@ -147,6 +158,8 @@ class Server:
             if self.port is None or last_error is not None:
                 self.port = free_port()
                 self.tls_port = free_port() if self.tls else None
+                self.pop3_port = free_port() if self.pop3 else None
+                self.pop3_tls_port = free_port() if self.pop3 and self.tls else None
                 self.write_config()
             if self.starts == 0 and last_error is None:
                 self.add_users()
@@ -176,7 +189,9 @@ class Server:
                 f.seek(offset)
                 text = f.read().decode(errors="replace")
             found = LISTEN_RE.findall(text)
-            if len(found) >= want:
+            pop3_found = POP3_LISTEN_RE.findall(text)
+            pop3_want = (2 if self.tls else 1) if self.pop3 else 0
+            if len(found) >= want and len(pop3_found) >= pop3_want:
                 return
             if self.proc.poll() is not None:
                 if re.search(r"address already in use|EADDRINUSE|reason=listen", text, re.I):
@@ -282,6 +297,22 @@ class Server:
 
     def raw(self, tls=False):
         return RawClient(HOST, self.tls_port if tls else self.port, tls=tls)
+
+    def pop3_connect(self, tls=False):
+        if tls:
+            return poplib.POP3_SSL(HOST, self.pop3_tls_port, context=client_tls_context(),
+                                   timeout=IO_TIMEOUT)
+        return poplib.POP3(HOST, self.pop3_port, timeout=IO_TIMEOUT)
+
+    def pop3_login(self, user="alice", tls=False):
+        pop = self.pop3_connect(tls=tls)
+        pop.user(user)
+        pop.pass_(self.users[user])
+        return pop
+
+    def pop3_raw(self, tls=False):
+        """A RawClient on the POP3 port (its greeting is the +OK line)."""
+        return RawClient(HOST, self.pop3_tls_port if tls else self.pop3_port, tls=tls)
 
 
 class PortClash(Exception):

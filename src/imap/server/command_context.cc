@@ -1,6 +1,7 @@
 #include "imap/server/command_context.h"
 
 #include "base/log.h"
+#include "config/plaintext_policy.h"
 
 namespace peregrine::imap {
 namespace {
@@ -53,15 +54,8 @@ void CommandContext::fail_target(const base::Error& error) {
 }
 
 bool plaintext_allowed(const SessionData& session) {
-  switch (session.server.plaintext) {
-    case config::PlaintextAuth::kAlways:
-      return true;
-    case config::PlaintextAuth::kLoopback:
-      return session.connection.tls || session.connection.loopback;
-    case config::PlaintextAuth::kTlsOnly:
-      return session.connection.tls;
-  }
-  return false;
+  return config::plaintext_auth_allowed(session.server.plaintext, session.connection.tls,
+                                        session.connection.loopback);
 }
 
 std::vector<std::string> session_capabilities(const SessionData& session) {

@@ -1,0 +1,111 @@
+#pragma once
+
+// One POP3 connection's protocol state (RFC 1939 §3): AUTHORIZATION, then
+// TRANSACTION on the user's maildrop, then UPDATE at QUIT. Bytes-free and
+// synchronous like imap::Session: the network layer reads a line, hands it
+// to the session and writes the Reply it gets back.
+//
+//   write(session.greeting());
+//   for each line (without its CRLF):
+//     Reply r = session.on_line(line);   // on the strand strand_key() names
+//     loop: sleep r.delay; write r.out; act on r.action;
+//           if (!r.more) break; r = session.resume();   // on strand_key()'s strand
+//
+// `more` is used twice: a login that checked the password continues on the
+// user's strand (taking the maildrop lock and reading INBOX there), and
+// RETR/TOP stream a message in bounded pieces, so a 25 MB message never
+// sits in memory whole.
+//
+// Actions: kStartTls — after writing, do the TLS handshake, then call
+// on_tls_started() (a failed handshake ends the connection); kClose — after
+// writing, close the connection.
+//
+// Thread safety
+// -------------
+// None. Before login the session may run anywhere (the network layer uses a
+// strand of the connection's own). Once user() is set, every call (on_line,
+// resume, close, the destructor) must run on that user's strand: the
+// session shares the user's store and maildrop lock with the user's other
+// sessions.
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "config/config.h"
+#include "session/user_registry.h"
+
+namespace peregrine::auth {
+class Authenticator;
+class FailureTracker;
+}  // namespace peregrine::auth
+
+namespace peregrine::pop3 {
+
+struct SessionData;
+
+// What every POP3 session of a server shares. The referenced objects must
+// outlive the sessions; they are thread-safe.
+struct ServerContext {
+  auth::Authenticator& authenticator;
+  session::UserRegistry& users;
+  auth::FailureTracker* failures = nullptr;  // null: failed logins are answered at once
+  config::PlaintextAuth plaintext = config::PlaintextAuth::kLoopback;
+  std::string server_name = "Peregrine";
+};
+
+struct ConnectionInfo {
+  bool tls = false;            // the connection is TLS already (implicit-TLS listener)
+  bool tls_available = false;  // STLS can be offered ([tls] is configured)
+  bool loopback = false;       // the peer is 127.0.0.0/8 or ::1
+  std::string peer;            // the peer's address, for the login back-off and logs
+};
+
+enum class State : std::uint8_t { kAuthorization, kTransaction, kClosed };
+enum class Action : std::uint8_t { kNone, kStartTls, kClose };
+
+struct Reply {
+  std::string out;                     // bytes to write
+  std::chrono::milliseconds delay{0};  // wait this long before writing (failed login)
+  Action action = Action::kNone;
+  bool more = false;  // not finished: call resume() after writing
+};
+
+// Bounds on what one resume() of RETR/TOP reads from the message.
+inline constexpr std::size_t kRetrChunkBytes = 128 * 1024;
+
+class Session {
+ public:
+  Session(ServerContext& server, ConnectionInfo connection);
+  ~Session();
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+
+  // "+OK Peregrine POP3 server ready".
+  std::string greeting() const;
+  // One input line, without its line end: a command, or the client's
+  // response in an AUTH exchange.
+  Reply on_line(std::string_view line);
+  // The client sent a line longer than the network layer reads: it was
+  // dropped; answers -ERR (and ends an AUTH exchange).
+  Reply on_line_too_long();
+  // Continues the unfinished command (after a Reply with `more`).
+  Reply resume();
+  // The STLS handshake succeeded: the connection is now TLS.
+  void on_tls_started();
+  // Ends the session without the UPDATE state (the connection dropped or
+  // the server stops): lets go of the maildrop lock and the user's context.
+  // Call on the user's strand; the destructor does it too.
+  void close();
+
+  State state() const;
+  // The user's context once the password was accepted, else null: from
+  // then on the session runs on the strand of user()->user().
+  session::UserContext* user() const;
+
+ private:
+  std::unique_ptr<SessionData> data_;
+};
+
+}  // namespace peregrine::pop3
