@@ -53,7 +53,11 @@ if ! { cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DPEREGRINE_TE
   exit 2
 fi
 
+# Debian's python3, which sees python3-matplotlib (a python3 earlier in PATH,
+# e.g. from pyenv, may not).
+py=/usr/bin/python3
+[ -x "$py" ] || py=python3
 find_bin() { find "$build" -name "$1" -type f -perm -u+x -print -quit; }
 bench_bin="${BENCH_BIN:-$(find_bin peregrine-bench)}"
-exec python3 bench/compare.py --bench "$bench_bin" --peregrine "$build/src/app/peregrine" \
+exec "$py" bench/compare.py --bench "$bench_bin" --peregrine "$build/src/app/peregrine" \
   --responder "$(find_bin imap-responder)" "$@"

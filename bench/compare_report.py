@@ -185,6 +185,7 @@ def chart(path, results):
             top.text(i, r, f"{r:.2f}×", ha="center", va="bottom", fontsize=8)
     bottom.bar(x, share, color=["#2a7" if s >= 90 else "#48c" for s in share])
     bottom.axhline(90, color="#2a7", linestyle="--", linewidth=0.8, label="90% of ceiling")
+    bottom.set_ylim(0, max([105.0] + [s * 1.1 for s in share]))
     bottom.set_ylabel("Peregrine, % of ceiling")
     bottom.legend(loc="upper right")
     bottom.set_xticks(list(x))
