@@ -10,6 +10,7 @@ Peregrine running that row.
 import dataclasses
 import os
 import platform
+import re
 import subprocess
 import time
 
@@ -137,24 +138,31 @@ def machine(all_servers):
 
 def perf_profile(server, driver, row, users, seconds, seed, work):
     """A summary of where Peregrine's CPU goes while it runs `row`: perf's
-    flat profile by symbol, and by thread. Returns text (or why there is none)."""
+    flat profile by symbol, and by library. Returns text (or why there is none)."""
     json_path = os.path.join(work, "profile.json")
     data = os.path.join(work, "perf.data")
     cmd = driver.command(server, row, users, seconds + 1.5, seed, json_path)
     load = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     time.sleep(0.5)
-    rec = subprocess.run(["perf", "record", "-q", "-e", "cpu-clock", "-F", "999", "-g",
+    rec = subprocess.run(["perf", "record", "-q", "-e", "cpu-clock", "-F", "999",
                           "-p", str(server.pid), "-o", data, "--", "sleep", str(seconds)],
                          capture_output=True, text=True)
     load.wait(timeout=seconds * 10 + 60)
     if rec.returncode != 0:
         return f"perf could not record here: {rec.stderr.strip()[-300:]}"
     report = []
-    for sort, limit, top in (("dso,symbol", "1", 18), ("comm", "2", 6)):
-        out = subprocess.run(["perf", "report", "-i", data, "--stdio", "--no-children", "-g",
-                              "none", "--sort", sort, "--percent-limit", limit],
-                             capture_output=True, text=True).stdout
-        lines = [ln.rstrip() for ln in out.splitlines() if ln.strip() and not ln.startswith("#")]
+    for sort, top in (("dso,symbol", 20), ("dso", 8)):
+        rep = subprocess.run(["perf", "report", "-i", data, "--stdio", "--no-children", "-g",
+                              "none", "--sort", sort, "--percent-limit", "1"],
+                             capture_output=True, text=True)
+        # Lines "  12.34%  dso  [.] symbol   -   -": highest first, without the
+        # empty columns perf pads them with.
+        lines = [re.sub(r"(\s+-)+$", "", ln.rstrip()) for ln in rep.stdout.splitlines()
+                 if re.match(r"\s*\d+\.\d+%", ln)]
+        lines.sort(key=lambda ln: -float(ln.split("%")[0]))
+        if not lines:
+            lines = [f"(perf report printed nothing: exit {rep.returncode}, "
+                     f"{rep.stderr.strip()[-300:]})"]
         report.append(f"by {sort}:\n" + "\n".join(lines[:top]))
     return "\n\n".join(report)
 
@@ -270,8 +278,10 @@ def write(out_dir, date, results, profiles, meta):
         lines.append("")
     if profiles:
         lines += ["## Where Peregrine's time goes in the rows that fall short", "",
-                  "`perf record -e cpu-clock -g` on the Peregrine process while the row runs "
-                  "again; flat profile (self time), then by thread.", ""]
+                  "`perf record -e cpu-clock -F 999` on the Peregrine process (all its threads) "
+                  "while the row runs again: self time by symbol, then by library "
+                  "(`[kernel.kallsyms]` is time in the kernel: system calls, network, fsync; "
+                  "`pvm_irq_enable` is the virtual machine's interrupt handling in it).", ""]
         for key, text in profiles.items():
             lines += [f"### {key.replace('/', ', ')} clients", "", "```", text, "```", ""]
     with open(md_path, "w") as f:
