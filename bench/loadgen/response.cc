@@ -168,7 +168,9 @@ class Cursor {
     return true;
   }
 
-  // After "(": values separated by single spaces, then ")".
+  // After "(": values separated by single spaces, then ")". A list may
+  // follow a list with no space: the parts of a multipart BODYSTRUCTURE
+  // (RFC 3501 body-type-mpart = 1*body SP media-subtype).
   bool list_rest(int depth) {
     if (eat(')')) {
       return true;
@@ -179,6 +181,9 @@ class Cursor {
       }
       if (eat(')')) {
         return true;
+      }
+      if (peek() == '(' && s_[pos_ - 1] == ')') {
+        continue;
       }
       if (!eat(' ')) {
         return false;

@@ -88,6 +88,17 @@ TEST(Parse, Fetch) {
   EXPECT_TRUE(r.fetch.has_internaldate);
 }
 
+TEST(Parse, FetchMultipartBodystructure) {
+  // Parts of a multipart follow each other with no space between them.
+  Response r = parse(
+      "* 3 FETCH (UID 9 BODYSTRUCTURE ((\"text\" \"plain\" (\"charset\" \"utf-8\") NIL NIL "
+      "\"7bit\" 10 1 NIL NIL NIL NIL)(\"application\" \"pdf\" NIL NIL NIL \"base64\" 20 NIL "
+      "(\"attachment\" NIL) NIL NIL) \"mixed\" (\"boundary\" \"x\") NIL NIL NIL))\r\n");
+  EXPECT_TRUE(r.fetch.has_bodystructure);
+  EXPECT_EQ(r.fetch.uid, 9u);
+  parse_error("* 3 FETCH (ENVELOPE (\"a\"(\"b\")))\r\n");  // only a list may follow a list
+}
+
 TEST(Parse, FetchBody) {
   Response r = parse("* 2 FETCH (UID 7 BODY[] {10}\r\nHello\r\nWor)\r\n");
   EXPECT_TRUE(r.fetch.has_body);
