@@ -8,7 +8,7 @@ ROWS against each server with peregrine-bench, alternating the servers'
 order, over several rounds. A row's figure is the median of its rounds. Then
 it writes the results table and chart (compare_report.py).
 
-    bench/compare.py --bench BIN --peregrine BIN --responder BIN [--seconds 3]
+    bench/compare.py --bench BIN --peregrine BIN --responder BIN [--seconds 2]
                      [--rounds 3] [--rows login,list...] [--out bench/results]
 
 Rows for other protocols: a row names a driver (DRIVERS); "imap" runs
@@ -208,14 +208,14 @@ def main():
     ap.add_argument("--responder", required=True, help="imap-responder binary")
     ap.add_argument("--work", default=os.path.join(HERE, "..", "build", "compare"))
     ap.add_argument("--out", default=os.path.join(HERE, "results"))
-    ap.add_argument("--seconds", type=float, default=3.0, help="per run (default 3)")
+    ap.add_argument("--seconds", type=float, default=2.0, help="per run (default 2)")
     ap.add_argument("--rounds", type=int, default=3, help="rounds (default 3); median")
     ap.add_argument("--users", type=int, default=10, help="users bench1..N (default 10)")
     ap.add_argument("--messages", type=int, default=100, help="per folder (default 100)")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--rows", default="", help="workloads or names, comma-separated")
     ap.add_argument("--servers", default="dovecot,peregrine,ceiling")
-    ap.add_argument("--profile-seconds", type=float, default=3.0,
+    ap.add_argument("--profile-seconds", type=float, default=2.0,
                     help="perf profile of Peregrine for each row short of target (0: none)")
     ap.add_argument("--date", default=datetime.date.today().isoformat())
     args = ap.parse_args()

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Peregrine against Dovecot 2.3 in one run, with the ceiling (docs/benchmarks.md).
 #
-#   bench/compare.sh [--seconds 3] [--rounds 3] [--rows login,list,...] [--users 10]
-#                    [--profile-seconds 3] [--out bench/results]   (bench/compare.py --help)
+#   bench/compare.sh [--seconds 2] [--rounds 3] [--rows login,list,...] [--users 10]
+#                    [--profile-seconds 2] [--out bench/results]   (bench/compare.py --help)
 #
 # Installs what is missing (scripts/deps.sh, which lists Dovecot's packages;
 # and, for this script only, matplotlib for the chart and perf for the
@@ -11,7 +11,7 @@
 # or BUILD=dir), and runs bench/compare.py, which writes
 # bench/results/DATE-compare.md and .png. Needs root (Dovecot switches to
 # vmail). Ports 21310 (Dovecot), 21320 (Peregrine) and 21330 (the ceiling)
-# on 127.0.0.1 must be free. About 8 minutes on 2 cores with the defaults.
+# on 127.0.0.1 must be free. About 9 minutes on 2 cores with the defaults.
 # Environment: BUILD=dir, BENCH_BIN=path (another peregrine-bench).
 set -euo pipefail
 cd "$(dirname "$0")/.."
