@@ -201,6 +201,10 @@ class Peregrine(Server):
     def __init__(self, work, users, messages, port, binary):
         super().__init__()
         self.binary = binary
+        # The tree the binary was built from (compare.sh builds just before).
+        out = subprocess.run(["git", "describe", "--always", "--dirty"], capture_output=True,
+                             text=True, cwd=os.path.dirname(os.path.abspath(__file__)))
+        self.commit = out.stdout.strip() or "?"
         self.dir = os.path.join(work, "peregrine")
         self.conf = os.path.join(self.dir, "peregrine.toml")
         self.log = os.path.join(self.dir, "peregrine.log")
@@ -233,9 +237,7 @@ max_connections_per_ip = 100000
         return self
 
     def version(self):
-        out = subprocess.run(["git", "describe", "--always", "--dirty"], capture_output=True,
-                             text=True, cwd=os.path.dirname(os.path.abspath(__file__)))
-        return "Peregrine " + (out.stdout.strip() or "?")
+        return "Peregrine " + self.commit
 
 
 class Responder(Server):

@@ -4,7 +4,7 @@
 // mailbox state and touches no disk, so what a benchmark row reaches against
 // it is what the load generator and the loopback can do on this machine with
 // an infinitely fast server. compare.sh prints Peregrine's throughput as a
-// share of it (docs/benchmarks.md, "The ceiling").
+// share of it (docs/benchmarks.md, "Peregrine against Dovecot").
 //
 // It answers the commands peregrine-bench sends (greeting, CAPABILITY, LOGIN,
 // AUTHENTICATE PLAIN with SASL-IR, LOGOUT, LIST, LSUB, STATUS, SELECT,
