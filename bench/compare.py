@@ -310,6 +310,11 @@ def main():
         for server in all_servers:
             server.stop()
     paths = compare_report.write(args.out, args.date, results.values(), profiles, meta)
+    with open(os.path.join(work, "compare-runs.json"), "w") as f:  # every run, for later study
+        json.dump({key: {"row": dataclasses.asdict(res.row),
+                         "runs": {name: [dataclasses.asdict(r) for r in runs]
+                                  for name, runs in res.runs.items()}}
+                   for key, res in results.items()}, f, indent=1)
     say("compare: wrote " + ", ".join(paths))
     failed = any(res.errors("peregrine") for res in results.values())
     return 1 if failed else 0

@@ -246,6 +246,18 @@ def write(out_dir, date, results, profiles, meta):
     ]
     if have_chart:
         lines += [f"![ratios]({os.path.basename(png_path)})", ""]
+    lines += ["### Spread of the rounds", "",
+              "ops/s of each round, lowest to highest: how far to trust a median on this "
+              "machine.", "",
+              "| benchmark | clients | Dovecot | Peregrine | ceiling |",
+              "| --- | ---: | --- | --- | --- |"]
+    for res in results:
+        spread = []
+        for name in ("dovecot", "peregrine", "ceiling"):
+            rates = sorted(r.ops_per_sec for r in res.runs.get(name, []))
+            spread.append(" / ".join(f"{x:,.0f}" for x in rates) or "—")
+        lines.append(f"| {res.row.name} | {res.row.clients} | " + " | ".join(spread) + " |")
+    lines.append("")
     lines += ["## Against the target", "",
               "Target per row: throughput ≥ min(2× Dovecot, 90% of the ceiling); CPU per "
               "1,000 ops ≤ half of Dovecot's; 0 errors and violations for Peregrine "
