@@ -47,7 +47,11 @@
 #include <unordered_map>
 #include <vector>
 
+#include "base/ascii.h"
+
 namespace {
+
+using peregrine::base::to_upper;
 
 constexpr std::size_t kMaxLine = 64 * 1024;
 constexpr std::string_view kCapabilities =
@@ -144,16 +148,6 @@ Mailboxes load_messages(std::size_t count, const std::string& dir) {
 }
 
 // ---- command handling -----------------------------------------------------
-
-std::string upper(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) {
-    if (c >= 'a' && c <= 'z') {
-      c = static_cast<char>(c - 'a' + 'A');
-    }
-  }
-  return out;
-}
 
 // Splits off the next space-separated word.
 std::string_view next_word(std::string_view& rest) {
@@ -318,15 +312,15 @@ class Connection {
 
   void execute(std::string_view line) {
     if (idle_tag_.size()) {  // the only thing IDLE accepts is DONE
-      tagged(idle_tag_, upper(line) == "DONE" ? "OK Idle completed." : "BAD Expected DONE.");
+      tagged(idle_tag_, to_upper(line) == "DONE" ? "OK Idle completed." : "BAD Expected DONE.");
       idle_tag_.clear();
       return;
     }
     std::string_view rest = line;
     std::string tag(next_word(rest));
-    std::string name = upper(next_word(rest));
+    std::string name = to_upper(next_word(rest));
     if (name == "UID") {  // UID n is message n here, so UID commands answer alike
-      name = upper(next_word(rest));
+      name = to_upper(next_word(rest));
     }
     std::size_t count = boxes_.messages.size();
     if (tag.empty() || name.empty()) {
@@ -397,7 +391,7 @@ class Connection {
     std::string_view items = open == std::string_view::npos ? "" : rest.substr(open + 1);
     bool first = true;
     while (!items.empty()) {
-      std::string item = upper(next_word(items));
+      std::string item = to_upper(next_word(items));
       while (!item.empty() && (item.back() == ')' || item.back() == ' ')) {
         item.pop_back();
       }
@@ -426,7 +420,7 @@ class Connection {
 
   void fetch(std::string_view tag, std::string_view rest, std::size_t count) {
     std::string_view set = next_word(rest);
-    std::string items = upper(rest);
+    std::string items = to_upper(rest);
     bool body =
         items.find("BODY[]") != std::string::npos ||
         items.find("BODY.PEEK[]") != std::string::npos ||
@@ -459,7 +453,7 @@ class Connection {
     std::string_view flags = open == std::string_view::npos || close == std::string_view::npos
                                  ? rest
                                  : rest.substr(open + 1, close - open - 1);
-    if (upper(op).find(".SILENT") == std::string::npos) {
+    if (to_upper(op).find(".SILENT") == std::string::npos) {
       for (std::size_t n : parse_set(set, count)) {
         std::string num = std::to_string(n);
         out_ += "* " + num + " FETCH (UID " + num + " FLAGS (" + std::string(flags) + "))\r\n";
