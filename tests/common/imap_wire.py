@@ -224,6 +224,31 @@ class Imap:
                 return self._tagged(tag, resp, untagged)
             untagged.append(resp)
 
+    def pipeline(self, commands: list[tuple[bytes, bytes]], batch: int = 64) -> list[tuple]:
+        """Runs (text, literal) commands, `batch` at a time without waiting,
+        each literal sent as a non-synchronizing one (`{n+}`, RFC 7888: the
+        server must announce LITERAL+). Returns (status, tagged text) for each;
+        untagged responses are dropped."""
+        results: list[tuple] = []
+        for start in range(0, len(commands), batch):
+            tags = []
+            out = bytearray()
+            for text, literal in commands[start : start + batch]:
+                self.tag_count += 1
+                tag = b"x%04d" % self.tag_count
+                tags.append(tag)
+                out += tag + b" " + text + b" {%d+}\r\n" % len(literal) + literal + b"\r\n"
+            self.sock.sendall(out)
+            answers = {}
+            while len(answers) < len(tags):
+                resp = self.read_response()
+                tag = resp.split(b" ", 1)[0]
+                if tag in tags:
+                    status, _, rest = resp[len(tag) + 1 :].partition(b" ")
+                    answers[tag] = (status.upper().decode(), rest)
+            results += [answers[t] for t in tags]
+        return results
+
     @staticmethod
     def _tagged(tag: bytes, resp: bytes, untagged: list[bytes]):
         status, _, rest = resp[len(tag) + 1 :].partition(b" ")

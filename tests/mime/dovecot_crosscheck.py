@@ -44,6 +44,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "common"))
+from compliance_links import LinkChecker  # noqa: E402
 from dovecot_server import CheckError, Dovecot  # noqa: E402
 from imap_wire import Atom, Imap, ImapError, Parser, parse_fetch  # noqa: E402
 
@@ -522,21 +523,11 @@ def load_known(path: str | None) -> list[dict]:
             if not isinstance(entry.get(field), str) or not entry[field]:
                 raise CheckError(f"{path}: entry {i} lacks a '{field}' string")
     # Every entry must point at an existing section of the compliance notes.
-    root = Path(__file__).resolve().parents[2]
-    anchors: dict[str, set[str]] = {}
+    links = LinkChecker()
     for i, entry in enumerate(known):
-        doc, _, anchor = entry["compliance"].partition("#")
-        if doc not in anchors:
-            doc_path = root / doc
-            if not doc_path.is_file():
-                raise CheckError(f"{path}: entry {i} names {doc}, which does not exist")
-            anchors[doc] = {
-                re.sub(r"[^a-z0-9 _-]", "", line.lstrip("#").strip().lower()).replace(" ", "-")
-                for line in doc_path.read_text(encoding="utf-8").splitlines()
-                if line.startswith("#")
-            }
-        if anchor and anchor not in anchors[doc]:
-            raise CheckError(f"{path}: entry {i} links to #{anchor}, not a heading of {doc}")
+        problem = links.problem(entry["compliance"])
+        if problem:
+            raise CheckError(f"{path}: entry {i} {problem}")
     return known
 
 
