@@ -20,6 +20,7 @@ import dataclasses
 import datetime
 import random
 import re
+import unicodedata
 
 from diff_mailbox import KEYWORDS, MONTHS, MailItem
 
@@ -79,6 +80,9 @@ class Generator:
                 self.uids.append(uid)
         self.max_uid = uid
         self.sizes = [len(i.data) for i in self.items]
+        self.non_ascii = {
+            source: [i for i in self.items if any(ord(c) > 127 for c in i.text.get(source, ""))]
+            for source in ("subject", "from", "to", "cc", "body", "html", "filenames")}
 
     # -- strings ------------------------------------------------------------
 
@@ -110,17 +114,28 @@ class Generator:
             s = s.upper()
         elif r < 0.2:
             s = s.lower()
+        r = rng.random()
+        if r < 0.04 and " " in s:
+            s = s.replace(" ", "  ", 1)  # a white-space run the text does not have
+        elif r < 0.1 and any(ord(c) > 127 for c in s):
+            # Accents taken off: "ecole" for "école" (not the same string).
+            s = "".join(c for c in unicodedata.normalize("NFD", s)
+                        if not unicodedata.combining(c))
         return s
 
     def text_needle(self, key: str) -> str:
         rng = self.rng
         if rng.random() < 0.06:
             return rng.choice(ABSENT)
-        item = rng.choice(self.items)
         source = {"FROM": "from", "TO": "to", "CC": "cc", "BCC": "bcc", "SUBJECT": "subject",
                   "BODY": "body"}.get(key)
         if source is None:  # TEXT: anything
             source = rng.choice(("subject", "from", "to", "body", "body"))
+        if source == "body" and rng.random() < 0.15:
+            # HTML parts (markup and text) and attachment file names.
+            source = rng.choice(("html", "filenames"))
+        pool = self.non_ascii.get(source) if rng.random() < 0.5 else None
+        item = rng.choice(pool or self.items)
         text = item.text.get(source, "")
         if not text:
             # Another message that has this field, if one is near.

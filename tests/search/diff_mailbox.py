@@ -52,7 +52,7 @@ class MailItem:
     late: bool  # appended after the first SELECT
     sent_day: datetime.date | None
     header: str  # the raw header block, latin-1
-    text: dict[str, str]  # subject, from, to, cc, bcc, body: decoded text
+    text: dict[str, str]  # subject, from, to, cc, bcc, body, html, filenames: decoded
     header_values: dict[str, str]  # lower-cased field name -> first raw value (unfolded)
 
 
@@ -75,8 +75,10 @@ def _pick_weighted(rng: random.Random, table):
     return table[0][0]
 
 
-def edge_messages(start: datetime.datetime) -> list[tuple[bytes, datetime.datetime]]:
-    """Hand-written messages for the cases generated mail seldom has."""
+def edge_messages(start: datetime.datetime) -> list[tuple[bytes, datetime.datetime, str | None]]:
+    """Hand-written messages for the cases generated mail seldom has: (bytes,
+    arrival, internal date-time when it is fixed). Known differences use some
+    of them in their probe commands, so keep their text and dates."""
     def msg(headers: list[str], body: str = "Edge case body text.") -> bytes:
         return ("\r\n".join(headers) + "\r\n\r\n" + body + "\r\n").encode("utf-8")
 
@@ -117,15 +119,42 @@ def edge_messages(start: datetime.datetime) -> list[tuple[bytes, datetime.dateti
              "References: <edge.loopa@example.org>"]),
         # Same Date as another message (SORT ties), encoded From and Cc.
         msg(["From: =?utf-8?q?=C3=89cole_Fran=C3=A7aise?= <ecole@example.fr>",
-             "To: =?utf-8?b?w4lDT0xF?= <ecole2@example.fr>", "Cc: Zed <zed@example.org>",
+             "To: =?utf-8?b?w4lDT0xF?= <ecole2@example.fr>",
+             "Cc: =?utf-8?q?Zed_Chlo=C3=A9?= <zed@example.org>",
              "Subject: =?utf-8?q?=C3=89COLE_et_=C3=A9cole?=",
              "Date: Wed, 10 Jan 2024 09:00:00 +0000", "Message-ID: <edge.ecole@example.fr>"],
             "La rentrée à l'école est prévue. Straße und GRÜSSE."),
-        # Date near midnight in a far zone (SENTON is the date as written).
-        msg(["From: Late <late@example.org>", "To: team@example.com", "Subject: Edge late night",
-             "Date: Thu, 11 Jan 2024 23:30:00 -0800", "Message-ID: <edge.late@example.org>"]),
+        # An attachment's file name and an attached message's header.
+        msg(["From: Attacher <attacher@example.org>", "To: team@example.com",
+             "Subject: Edge attachments", "Date: Thu, 11 Jan 2024 12:00:00 +0000",
+             "Message-ID: <edge.attach@example.org>", "MIME-Version: 1.0",
+             'Content-Type: multipart/mixed; boundary="edge-b"'],
+            "--edge-b\r\nContent-Type: text/plain; charset=us-ascii\r\n\r\n"
+            "See the attached figures and the forwarded note.\r\n"
+            "--edge-b\r\nContent-Type: application/pdf; name=\"edge-quarterly-figures.pdf\"\r\n"
+            "Content-Disposition: attachment; filename=\"edge-quarterly-figures.pdf\"\r\n"
+            "Content-Transfer-Encoding: base64\r\n\r\nJVBERi0xLjcKJeLjz9MK\r\n"
+            "--edge-b\r\nContent-Type: message/rfc822\r\n\r\n"
+            "From: Inner Person <inner.person@example.org>\r\nTo: team@example.com\r\n"
+            "Subject: Edge inner subject\r\nDate: Wed, 10 Jan 2024 12:00:00 +0000\r\n\r\n"
+            "The inner body text.\r\n--edge-b--"),
     ]
-    return [(m, d(i)) for i, m in enumerate(out)]
+    # HTML only: markup and text.
+    out.append(("\r\n".join([
+        "From: Webmail <webmail@example.org>", "To: team@example.com",
+        "Subject: Edge html only", "Date: Thu, 11 Jan 2024 13:00:00 +0000",
+        "Message-ID: <edge.html@example.org>", "MIME-Version: 1.0",
+        "Content-Type: text/html; charset=utf-8", "",
+        '<html><body><p style="color:darkred">Edge html paragraph.</p></body></html>', ""])
+    ).encode())
+    fixed = [(m, d(i), None) for i, m in enumerate(out)]
+    # Date and internal date near midnight in a far zone: the date as written
+    # is the 11th, in UTC it is the 12th.
+    late = msg(["From: Late <late@example.org>", "To: team@example.com",
+                "Subject: Edge late night", "Date: Thu, 11 Jan 2024 23:30:00 -0800",
+                "Message-ID: <edge.late@example.org>"])
+    fixed.append((late, d(len(out)), "11-Jan-2024 23:30:00 -0800"))
+    return fixed
 
 
 def _header_text(raw) -> str:
@@ -142,16 +171,27 @@ def _decoded(data: bytes) -> tuple[dict[str, str], dict[str, str]]:
     # ~25 ms a message here, too slow for 5,000.
     msg = email.message_from_bytes(data)
     text = {name: _header_text(msg.get(name)) for name in ("subject", "from", "to", "cc", "bcc")}
-    bodies = []
+    bodies, html, names, embedded = [], [], [], []
     for part in msg.walk():
-        if part.get_content_type() != "text/plain" or part.get_filename():
+        if part.get_content_type() == "message/rfc822" and part.is_multipart():
+            inner = part.get_payload(0)
+            embedded += [f"{k}: {_header_text(v)}" for k, v in inner.items()]
+        name = part.get_filename()
+        if name:
+            names.append(_header_text(name))
+            continue
+        if part.get_content_type() not in ("text/plain", "text/html"):
             continue
         payload = part.get_payload(decode=True) or b""
         charset = part.get_content_charset() or "us-ascii"
         try:
-            bodies.append(payload.decode(charset, errors="replace"))
+            decoded = payload.decode(charset, errors="replace")
         except LookupError:
-            bodies.append(payload.decode("latin-1"))
+            decoded = payload.decode("latin-1")
+        (bodies if part.get_content_type() == "text/plain" else html).append(decoded)
+    text["html"] = "\n".join(html)  # markup and all
+    text["filenames"] = " ".join(names)
+    text["embedded_headers"] = "\n".join(embedded)  # of attached messages
     text["body"] = "\n".join(bodies)
     raw_header = data.split(b"\r\n\r\n", 1)[0].decode("latin-1")
     values: dict[str, str] = {}
@@ -181,8 +221,10 @@ def build(count: int, seed: int, max_size: int) -> list[MailItem]:
     kept = 0
     while kept < count:
         expunge = rng.random() < EXPUNGED_SHARE
+        fixed_date = None
         if not expunge and kept in edge_at:
-            data, when = edge_at.pop(kept)
+            data, _, fixed_date = edge_at.pop(kept)
+            when = gen.now
         else:
             m = gen.next_message()
             data, when = m.data, m.date
@@ -190,6 +232,9 @@ def build(count: int, seed: int, max_size: int) -> list[MailItem]:
         when = when + datetime.timedelta(seconds=rng.randint(-300, 3 * 3600))
         zone = _pick_weighted(rng, ZONES)
         date_text, day = _imap_date_time(when, zone)
+        if fixed_date:
+            date_text = fixed_date
+            day = datetime.datetime.strptime(fixed_date[:11].strip(), "%d-%b-%Y").date()
         flags = [f for f, share in SYSTEM_FLAGS if rng.random() < share]
         flags += [k for k in KEYWORDS if rng.random() < KEYWORD_SHARE]
         text, values = _decoded(data)

@@ -26,11 +26,16 @@ Known differences: a JSON list (tests/search/known_differences.json) of
 the SORT criteria, THREAD algorithm, or whole command), optional "found_by":
 dovecot|peregrine (search), optional "message"/"message_not": regexes the
 header of (one of) the message(s) must / must not match, optional
-"internal_date": a regex the APPEND date-time of (one of) them matches, "reason",
-"compliance": "docs/compliance.md#anchor", "profiles": [profile names in which
-the difference must occur]}. Prints each difference with its entry or NEW.
-Exits 1 on a NEW difference or on an entry listing the current profile that
-no longer occurs (stale), 0 otherwise, and 2 when the check could not run.
+"internal_date": a regex the APPEND date-time of (one of) them matches,
+optional "needle_in" / "needle_not_in": decoded-text fields (diff_mailbox.py)
+of which one holds / none holds the key's string, optional "needle_fold":
+case (default), nfkd or spaces for "needle_in", "reason", "compliance": "docs/compliance.md#anchor",
+"probe": [search keys]}. The probe runs as `UID SEARCH <keys>` after the
+generated commands, on every run, and must show a difference the entry
+explains (else the entry is stale); it should aim at the edge messages, whose
+text and dates do not depend on the seed. Prints each difference with its
+entry or NEW. Exits 1 on a NEW difference or a stale entry, 0 otherwise, and
+2 when the check could not run.
 
 Profiles: ci (300 messages, 200 commands; the ctest), full (5,000 messages,
 400 commands; by hand, results in docs/compliance.md), or custom sizes.
@@ -49,6 +54,7 @@ import signal
 import sys
 import tempfile
 import time
+import unicodedata
 from collections import defaultdict
 from pathlib import Path
 
@@ -230,9 +236,18 @@ def run(imap: Imap, pieces: list):
 # ---------------------------------------------------------------- differences
 
 
+def string_argument(piece) -> str | None:
+    """The value of a quoted string or Literal piece, else None."""
+    if isinstance(piece, Literal):
+        return str(piece)
+    m = re.search(r'"((?:[^"\\]|\\.)*)"$', piece)
+    return re.sub(r"\\(.)", r"\1", m.group(1)) if m else None
+
+
 class Difference:
-    def __init__(self, index: int, command: Command, kind: str, key: str, uids: list[int],
-                 found_by: str | None, note: str = ""):
+    def __init__(self, index, command: Command, kind: str, key: str, uids: list[int],
+                 found_by: str | None, note: str = "", needle: str | None = None):
+        self.needle = needle  # the string argument of a text key, decoded
         self.index = index
         self.command = command
         self.kind = kind
@@ -260,10 +275,37 @@ def load_known(path: str | None) -> list[dict]:
         for field in ("kind", "key", "reason", "compliance"):
             if not isinstance(e.get(field), str):
                 raise CheckError(f"{path}: entry {i} lacks a '{field}' string")
+        if not isinstance(e.get("probe"), list) or not e["probe"]:
+            raise CheckError(f"{path}: entry {i} lacks a 'probe' list of search keys")
         problem = links.problem(e["compliance"])
         if problem:
             raise CheckError(f"{path}: entry {i} {problem}")
     return entries
+
+
+FOLDS = {
+    "case": lambda t: t.casefold(),
+    "nfkd": lambda t: unicodedata.normalize("NFKD", t.casefold()),
+    "spaces": lambda t: re.sub(r"\s+", " ", t.casefold()),
+}
+
+
+def needle_matches(e: dict, d: "Difference", items: dict[int, MailItem]) -> bool:
+    """The entry's needle conditions: the key's string is in one of the
+    "needle_in" fields once both are folded by "needle_fold" (default: case),
+    and in none of the "needle_not_in" fields (case folded only)."""
+    fold = FOLDS[e.get("needle_fold", "case")]
+    for u in d.uids:
+        item = items.get(u)
+        if item is None:
+            continue
+        if any(FOLDS["case"](d.needle) in FOLDS["case"](item.text.get(f, ""))
+               for f in e.get("needle_not_in", [])):
+            continue
+        if not e.get("needle_in") or any(fold(d.needle) in fold(item.text.get(f, ""))
+                                         for f in e["needle_in"]):
+            return True
+    return False
 
 
 def match_known(known: list[dict], d: Difference, items: dict[int, MailItem]) -> int | None:
@@ -281,6 +323,9 @@ def match_known(known: list[dict], d: Difference, items: dict[int, MailItem]) ->
             continue
         if e.get("message_not") and any(re.search(e["message_not"], t, flags) for t in texts):
             continue
+        if e.get("needle_in") or e.get("needle_not_in"):
+            if d.needle is None or not needle_matches(e, d, items):
+                continue
         return i
     return None
 
@@ -309,7 +354,7 @@ class Runner:
             return out
         uids = sorted(pending)
         charset = [f"CHARSET {command.charset} "] if command.charset else []
-        blamed: dict[int, list[str]] = defaultdict(list)
+        blamed: dict[int, list[list]] = defaultdict(list)
         for leaf in command.leaves:
             probe = ["UID SEARCH "] + charset + ["UID " + ",".join(map(str, uids)) + " "] + leaf
             answers = {}
@@ -319,11 +364,11 @@ class Runner:
                 continue  # reported on the command itself
             for u in uids:
                 if (u in answers["dovecot"][1]) != (u in answers["peregrine"][1]):
-                    blamed[u].append("".join(leaf))
+                    blamed[u].append(leaf)
         for u in uids:
-            keys = blamed.get(u) or ["?"]
-            for k in keys:
-                out.append(Difference(index, command, "search", k, [u], pending[u]))
+            for leaf in blamed.get(u) or [["?"]]:
+                out.append(Difference(index, command, "search", "".join(leaf), [u], pending[u],
+                                      needle=string_argument(leaf[-1])))
         return out
 
     def compare(self, index: int, command: Command) -> list[Difference]:
@@ -423,6 +468,7 @@ def main() -> int:
     os.chmod(workdir, 0o755)  # Dovecot's unprivileged processes walk through it
     dovecot = ours_server = None
     diffs: list[Difference] = []
+    probe_hits = [False] * len(known)
     ran = 0
     try:
         dovecot = Dovecot(workdir, USER, PASSWORD, name="searchdiff",
@@ -471,6 +517,14 @@ def main() -> int:
                     print(f"#{index} {command.text()}")
                 diffs += runner.compare(index, command)
                 ran += 1
+            # Each known difference's own probe must still show it.
+            for i, e in enumerate(known):
+                leaves = [[k] for k in e["probe"]]
+                probe = Command("search", True, ["UID SEARCH " + " ".join(e["probe"])], leaves,
+                                None)
+                found = runner.compare(f"probe{i}", probe)
+                probe_hits[i] = any(match_known(known, d, by_uid) == i for d in found)
+                diffs += found
         finally:
             dove.close()
             ours.close()
@@ -519,7 +573,7 @@ def main() -> int:
         if used[i] > MAX_PRINTED_PER_ENTRY:
             print(f"... {used[i] - MAX_PRINTED_PER_ENTRY} more of {e['compliance']} "
                   f"({e['kind']} <{e['key']}>)")
-    stale = [e for i, e in enumerate(known) if used[i] == 0 and args.profile in e.get("profiles", [])]
+    stale = [e for i, e in enumerate(known) if not probe_hits[i]]
     for e in stale:
         print(f"STALE known difference no longer occurs: {e['kind']} <{e['key']}> "
               f"({e['compliance']})")
