@@ -52,7 +52,8 @@ class MailItem:
     late: bool  # appended after the first SELECT
     sent_day: datetime.date | None
     header: str  # the raw header block, latin-1
-    text: dict[str, str]  # subject, from, to, cc, bcc, body, html, filenames: decoded
+    text: dict[str, str]  # subject, from, to, cc, bcc, body, html, filenames,
+    # embedded_headers, part_headers: decoded
     header_values: dict[str, str]  # lower-cased field name -> first raw value (unfolded)
 
 
@@ -171,8 +172,10 @@ def _decoded(data: bytes) -> tuple[dict[str, str], dict[str, str]]:
     # ~25 ms a message here, too slow for 5,000.
     msg = email.message_from_bytes(data)
     text = {name: _header_text(msg.get(name)) for name in ("subject", "from", "to", "cc", "bcc")}
-    bodies, html, names, embedded = [], [], [], []
+    bodies, html, names, embedded, part_headers = [], [], [], [], []
     for part in msg.walk():
+        if part is not msg:
+            part_headers += [f"{k}: {_header_text(v)}" for k, v in part.items()]
         if part.get_content_type() == "message/rfc822" and part.is_multipart():
             inner = part.get_payload(0)
             embedded += [f"{k}: {_header_text(v)}" for k, v in inner.items()]
@@ -192,10 +195,12 @@ def _decoded(data: bytes) -> tuple[dict[str, str], dict[str, str]]:
     text["html"] = "\n".join(html)  # markup and all
     text["filenames"] = " ".join(names)
     text["embedded_headers"] = "\n".join(embedded)  # of attached messages
+    text["part_headers"] = "\n".join(part_headers)  # of every part below the top
     text["body"] = "\n".join(bodies)
     raw_header = data.split(b"\r\n\r\n", 1)[0].decode("latin-1")
     values: dict[str, str] = {}
-    for m in re.finditer(r"^([!-9;-~]+):[ \t]*(.*(?:\r\n[ \t].*)*)", raw_header, re.M):
+    for m in re.finditer(r"^([!-9;-~]+):[ \t]*([^\r\n]*(?:\r\n[ \t][^\r\n]*)*)", raw_header,
+                         re.M):
         values.setdefault(m.group(1).lower(), re.sub(r"\r\n", "", m.group(2)))
     return text, values
 

@@ -72,7 +72,7 @@ from imap_wire import Literal as WireLiteral  # noqa: E402
 
 USER, PASSWORD = "searchdiff", "searchdiff-pw"
 PROFILES = {
-    "ci": {"messages": 300, "commands": 200, "seed": 1, "max_size": 40 * 1024},
+    "ci": {"messages": 300, "commands": 200, "seed": 1, "max_size": 16 * 1024},
     "full": {"messages": 5000, "commands": 400, "seed": 1, "max_size": 100 * 1024},
 }
 COMMAND_TIMEOUT = 120.0
@@ -382,10 +382,17 @@ class Runner:
         if dstatus != "OK":
             return []
         if command.kind == "thread":
-            return self.compare_threads(index, command, parse_threads(dun) or [],
-                                        parse_threads(pun) or [])
-        name = b"SEARCH" if command.kind == "search" else b"SORT"
-        dlist, plist = parse_numbers(dun, name) or [], parse_numbers(pun, name) or []
+            dthreads, pthreads = parse_threads(dun), parse_threads(pun)
+        else:
+            name = b"SEARCH" if command.kind == "search" else b"SORT"
+            dthreads, pthreads = parse_numbers(dun, name), parse_numbers(pun, name)
+        if dthreads is None or pthreads is None:
+            missing = "dovecot" if dthreads is None else "peregrine"
+            return [Difference(index, command, "status", command.text(), [], None,
+                               f"no untagged {command.kind.upper()} from {missing}")]
+        if command.kind == "thread":
+            return self.compare_threads(index, command, dthreads, pthreads)
+        dlist, plist = dthreads, pthreads
         diffs = []
         if set(dlist) != set(plist):
             only = {"dovecot": set(dlist) - set(plist), "peregrine": set(plist) - set(dlist)}
@@ -439,6 +446,9 @@ def main() -> int:
     ap.add_argument("--tmpdir", default="/dev/shm" if os.access("/dev/shm", os.W_OK) else None,
                     help="where both servers keep their files (default /dev/shm: durability "
                          "is not under test, and fsync there costs nothing)")
+    ap.add_argument("--against-itself", action="store_true",
+                    help="compare Dovecot with itself (a check of this script: every "
+                         "difference it then reports is a fault of the comparison)")
     ap.add_argument("--keep", action="store_true", help="keep both servers' files")
     ap.add_argument("--show-commands", action="store_true", help="print every command")
     args = ap.parse_args()
@@ -448,7 +458,7 @@ def main() -> int:
         if getattr(args, name) is not None and getattr(args, name) != profile[name]:
             profile[name] = getattr(args, name)
             args.profile = "custom"
-    if not args.peregrine:
+    if not args.peregrine and not args.against_itself:
         print("dovecot_diff: no Peregrine binary (--peregrine or PEREGRINE_BIN)", file=sys.stderr)
         return 2
     try:
@@ -456,6 +466,8 @@ def main() -> int:
     except (CheckError, OSError, ValueError) as e:
         print(f"dovecot_diff: {e}", file=sys.stderr)
         return 2
+    if args.against_itself:
+        known = []  # nothing may differ
 
     started = time.monotonic()
     items = build(profile["messages"], profile["seed"], profile["max_size"])
@@ -474,16 +486,19 @@ def main() -> int:
         dovecot = Dovecot(workdir, USER, PASSWORD, name="searchdiff",
                           extra_config="mail_max_userip_connections = 100\nmail_fsync = never\n")
         dovecot.start()
-        ours_server = harness.Server(binary=args.peregrine, users={USER: PASSWORD},
-                                     keep_dir=args.keep)
-        ours_server.start()
+        if not args.against_itself:
+            ours_server = harness.Server(binary=args.peregrine, users={USER: PASSWORD},
+                                         keep_dir=args.keep)
+            ours_server.start()
         load(dovecot.port, items)
         load_split = time.monotonic()
-        load(ours_server.port, items)
+        if ours_server is not None:
+            load(ours_server.port, items)
         loaded = time.monotonic()
         load_seconds = {"dovecot": load_split - built, "peregrine": loaded - load_split}
 
-        dove, ours = login(dovecot.port), login(ours_server.port)
+        ours_port = dovecot.port if ours_server is None else ours_server.port
+        dove, ours = login(dovecot.port), login(ours_port)
         try:
             dstate = check(dove, b"SELECT INBOX", "SELECT") and mailbox_state(dove)
             pstate = check(ours, b"SELECT INBOX", "SELECT") and mailbox_state(ours)
