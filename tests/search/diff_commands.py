@@ -41,12 +41,13 @@ class Literal(str):
 
 @dataclasses.dataclass
 class Command:
-    kind: str  # "search", "sort" or "thread"
+    kind: str  # "search", "esearch" (SEARCH RETURN, RFC 4731), "sort" or "thread"
     uid: bool
     pieces: list  # str / Literal
     leaves: list  # each a list of str / Literal: one elementary key
     charset: str | None  # CHARSET of a SEARCH, the charset argument of SORT/THREAD
-    detail: str = ""  # SORT criteria or THREAD algorithm
+    detail: str = ""  # SORT criteria, THREAD algorithm, or the RETURN options
+    plain: list | None = None  # esearch: the same search without RETURN
 
     def text(self) -> str:
         return "".join(self.pieces)
@@ -80,6 +81,7 @@ class Generator:
                 self.uids.append(uid)
         self.max_uid = uid
         self.sizes = [len(i.data) for i in self.items]
+        self.esearch = False
         self.non_ascii = {
             source: [i for i in self.items if any(ord(c) > 127 for c in i.text.get(source, ""))]
             for source in ("subject", "from", "to", "cc", "body", "html", "filenames")}
@@ -242,8 +244,14 @@ class Generator:
         charset = None
         if eight_bit or rng.random() < 0.2:
             charset = "UTF-8" if eight_bit or rng.random() < 0.7 else "US-ASCII"
-        head = ("UID " if uid else "") + "SEARCH " + (f"CHARSET {charset} " if charset else "")
-        return Command("search", uid, [head] + prog, leaves, charset)
+        head = ("UID " if uid else "") + "SEARCH "
+        tail = f"CHARSET {charset} " if charset else ""
+        if self.esearch and rng.random() < 0.15:
+            # RFC 4731 result options; RETURN () means ALL.
+            options = " ".join(rng.sample(("MIN", "MAX", "COUNT", "ALL"), rng.randint(0, 4)))
+            return Command("esearch", uid, [head + f"RETURN ({options}) " + tail] + prog, leaves,
+                           charset, options, plain=[head + tail] + prog)
+        return Command("search", uid, [head + tail] + prog, leaves, charset)
 
     def sort(self) -> Command:
         rng = self.rng
@@ -265,8 +273,10 @@ class Generator:
         return Command("thread", uid, [head] + prog, leaves, "UTF-8", algorithm)
 
     def commands(self, n: int, kinds: tuple[str, ...]) -> list[Command]:
-        """`n` commands; with all kinds, about 60% SEARCH, 20% SORT, 20% THREAD."""
+        """`n` commands of `kinds` (search, esearch, sort, thread); with all,
+        about 60% SEARCH (15% of them with RETURN), 20% SORT, 20% THREAD."""
         weights = {"search": 3, "sort": 1, "thread": 1}
-        table = [k for k in kinds for _ in range(weights[k])]
+        self.esearch = "esearch" in kinds  # SEARCH RETURN (...) among the searches
+        table = [k for k in kinds if k in weights for _ in range(weights[k])]
         make = {"search": self.search, "sort": self.sort, "thread": self.thread}
         return [make[self.rng.choice(table)]() for _ in range(n)]

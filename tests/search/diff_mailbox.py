@@ -134,6 +134,7 @@ def edge_messages(start: datetime.datetime) -> list[tuple[bytes, datetime.dateti
             "See the attached figures and the forwarded note.\r\n"
             "--edge-b\r\nContent-Type: application/pdf; name=\"edge-quarterly-figures.pdf\"\r\n"
             "Content-Disposition: attachment; filename=\"edge-quarterly-figures.pdf\"\r\n"
+            "Content-ID: <edge-part-id@example.org>\r\n"
             "Content-Transfer-Encoding: base64\r\n\r\nJVBERi0xLjcKJeLjz9MK\r\n"
             "--edge-b\r\nContent-Type: message/rfc822\r\n\r\n"
             "From: Inner Person <inner.person@example.org>\r\nTo: team@example.com\r\n"

@@ -22,7 +22,7 @@ commands (tests/search/diff_commands.py) against both and compares:
   * A command one server refuses (NO/BAD) and the other answers.
 
 Known differences: a JSON list (tests/search/known_differences.json) of
-{"kind": search|order|thread|status, "key": regex on the elementary key (or
+{"kind": search|esearch|order|thread|status, "key": regex on the elementary key (or
 the SORT criteria, THREAD algorithm, or whole command), optional "found_by":
 dovecot|peregrine (search), optional "message"/"message_not": regexes the
 header of (one of) the message(s) must / must not match, optional
@@ -183,6 +183,38 @@ def parse_numbers(untagged: list[bytes], name: bytes) -> list[int] | None:
     return found
 
 
+def expand_set(text: str) -> list[int]:
+    out: list[int] = []
+    for part in text.split(","):
+        a, _, b = part.partition(":")
+        lo, hi = sorted((int(a), int(b or a)))
+        out += range(lo, hi + 1)
+    return sorted(set(out))
+
+
+def parse_esearch(untagged: list[bytes]) -> dict | None:
+    """`* ESEARCH (TAG "t") [UID] MIN n MAX n COUNT n ALL set` as a dict with
+    ALL expanded (servers may write one set in different forms)."""
+    for resp in untagged:
+        if not resp.upper().startswith(b"* ESEARCH"):
+            continue
+        text = re.sub(r'^\* ESEARCH\s*(\(TAG "[^"]*"\))?', "", resp.decode("latin-1"),
+                      flags=re.I).split()
+        out: dict = {}
+        i = 0
+        while i < len(text):
+            name = text[i].upper()
+            if name == "UID":
+                out["UID"] = True
+                i += 1
+                continue
+            value = text[i + 1] if i + 1 < len(text) else ""
+            out[name] = expand_set(value) if name == "ALL" else value
+            i += 2
+        return out
+    return None
+
+
 def thread_tree(items) -> tuple:
     """A thread-list as (id or None, (children...)): members chain down,
     nested lists hang under the last member; no members is a dummy."""
@@ -258,6 +290,8 @@ class Difference:
 
     def line(self) -> str:
         who = f" found only by {self.found_by}" if self.found_by else ""
+        if self.kind == "search" and self.found_by:
+            who = f" matched by the key only on {self.found_by}"
         uids = ",".join(map(str, self.uids))
         note = f" [{self.note}]" if self.note else ""
         return (f"#{self.index} {self.command.text()!r}: {self.kind} <{self.key}> "
@@ -354,7 +388,7 @@ class Runner:
             return out
         uids = sorted(pending)
         charset = [f"CHARSET {command.charset} "] if command.charset else []
-        blamed: dict[int, list[list]] = defaultdict(list)
+        blamed: dict[int, list[tuple]] = defaultdict(list)
         for leaf in command.leaves:
             probe = ["UID SEARCH "] + charset + ["UID " + ",".join(map(str, uids)) + " "] + leaf
             answers = {}
@@ -364,11 +398,16 @@ class Runner:
                 continue  # reported on the command itself
             for u in uids:
                 if (u in answers["dovecot"][1]) != (u in answers["peregrine"][1]):
-                    blamed[u].append(leaf)
+                    # Who finds the message with this key alone (under a NOT,
+                    # the other side finds it with the whole program).
+                    blamed[u].append((leaf, "dovecot" if u in answers["dovecot"][1]
+                                      else "peregrine"))
         for u in uids:
-            for leaf in blamed.get(u) or [["?"]]:
-                out.append(Difference(index, command, "search", "".join(leaf), [u], pending[u],
-                                      needle=string_argument(leaf[-1])))
+            for leaf, side in blamed.get(u) or [(["?"], None)]:
+                out.append(Difference(index, command, "search", "".join(leaf), [u], side,
+                                      needle=string_argument(leaf[-1]),
+                                      note="" if side == pending[u] else
+                                      f"the command's answer has it from {pending[u]}"))
         return out
 
     def compare(self, index: int, command: Command) -> list[Difference]:
@@ -381,6 +420,17 @@ class Runner:
             return [Difference(index, command, "status", command.text(), [], None, note)]
         if dstatus != "OK":
             return []
+        if command.kind == "esearch":
+            dres, pres = parse_esearch(dun), parse_esearch(pun)
+            if dres == pres:
+                return []
+            # Trace through the same search without RETURN; if its answers
+            # agree, the difference is in the ESEARCH response itself.
+            plain = Command("search", command.uid, command.plain, command.leaves,
+                            command.charset)
+            diffs = self.compare(index, plain)
+            return diffs or [Difference(index, command, "esearch", command.detail, [], None,
+                                        f"dovecot {dres}; peregrine {pres}")]
         if command.kind == "thread":
             dthreads, pthreads = parse_threads(dun), parse_threads(pun)
         else:
@@ -441,7 +491,8 @@ def main() -> int:
     ap.add_argument("--commands", type=int, help="commands to run")
     ap.add_argument("--seed", type=int)
     ap.add_argument("--only", default="auto",
-                    help="comma list of search,sort,thread (default: what Peregrine advertises)")
+                    help="comma list of search,esearch,sort,thread (default: what Peregrine "
+                         "advertises)")
     ap.add_argument("--known", default=str(HERE / "known_differences.json"))
     ap.add_argument("--tmpdir", default="/dev/shm" if os.access("/dev/shm", os.W_OK) else None,
                     help="where both servers keep their files (default /dev/shm: durability "
@@ -511,18 +562,21 @@ def main() -> int:
             caps = capabilities(ours)
             if args.only == "auto":
                 kinds = ["search"]
+                if "ESEARCH" in caps:
+                    kinds.append("esearch")
                 if "SORT" in caps:
                     kinds.append("sort")
                 if {"THREAD=REFERENCES", "THREAD=ORDEREDSUBJECT"} <= caps:
                     kinds.append("thread")
-                skipped = sorted({"search", "sort", "thread"} - set(kinds))
+                skipped = sorted({"search", "esearch", "sort", "thread"} - set(kinds))
                 if skipped:
                     print(f"dovecot_diff: Peregrine does not advertise {', '.join(skipped)}: "
                           f"not run")
             else:
                 kinds = [k.strip() for k in args.only.split(",") if k.strip()]
-                if not kinds or set(kinds) - {"search", "sort", "thread"}:
-                    raise CheckError(f"--only {args.only}: expected search, sort, thread")
+                if not kinds or set(kinds) - {"search", "esearch", "sort", "thread"}:
+                    raise CheckError(f"--only {args.only}: expected search, esearch, sort, "
+                                     "thread")
             gen = Generator(items, profile["seed"])
             commands = gen.commands(profile["commands"], tuple(kinds))
             runner = Runner(dove, ours)
