@@ -123,7 +123,9 @@ def edge_messages(start: datetime.datetime) -> list[tuple[bytes, datetime.dateti
              "To: =?utf-8?b?w4lDT0xF?= <ecole2@example.fr>",
              "Cc: =?utf-8?q?Zed_Chlo=C3=A9?= <zed@example.org>",
              "Subject: =?utf-8?q?=C3=89COLE_et_=C3=A9cole?=",
-             "Date: Wed, 10 Jan 2024 09:00:00 +0000", "Message-ID: <edge.ecole@example.fr>"],
+             "Date: Wed, 10 Jan 2024 09:00:00 +0000", "Message-ID: <edge.ecole@example.fr>",
+             "MIME-Version: 1.0", "Content-Type: text/plain; charset=utf-8",
+             "Content-Transfer-Encoding: 8bit"],
             "La rentrée à l'école est prévue. Straße und GRÜSSE."),
         # An attachment's file name and an attached message's header.
         msg(["From: Attacher <attacher@example.org>", "To: team@example.com",
@@ -187,7 +189,9 @@ def _decoded(data: bytes) -> tuple[dict[str, str], dict[str, str]]:
         if part.get_content_type() not in ("text/plain", "text/html"):
             continue
         payload = part.get_payload(decode=True) or b""
-        charset = part.get_content_charset() or "us-ascii"
+        charset = part.get_content_charset() or "utf-8"  # 8-bit without a label: UTF-8
+        if charset == "us-ascii":
+            charset = "utf-8"
         try:
             decoded = payload.decode(charset, errors="replace")
         except LookupError:

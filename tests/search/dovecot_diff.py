@@ -28,8 +28,8 @@ dovecot|peregrine (search), optional "message"/"message_not": regexes the
 header of (one of) the message(s) must / must not match, optional
 "internal_date": a regex the APPEND date-time of (one of) them matches,
 optional "needle_in" / "needle_not_in": decoded-text fields (diff_mailbox.py)
-of which one holds / none holds the key's string, optional "needle_fold":
-case (default), nfkd or spaces for "needle_in", "reason", "compliance": "docs/compliance.md#anchor",
+of which one holds / none holds the key's string, optional "needle_fold" /
+"needle_not_fold": case (default), simple, nfkd or spaces, "reason", "compliance": "docs/compliance.md#anchor",
 "probe": [search keys]}. The probe runs as `UID SEARCH <keys>` after the
 generated commands, on every run, and must show a difference the entry
 explains (else the entry is stale); it should aim at the edge messages, whose
@@ -320,20 +320,23 @@ def load_known(path: str | None) -> list[dict]:
 FOLDS = {
     "case": lambda t: t.casefold(),
     "nfkd": lambda t: unicodedata.normalize("NFKD", t.casefold()),
+    "simple": lambda t: t.lower(),  # one code point to one: "ß" stays "ß"
     "spaces": lambda t: re.sub(r"\s+", " ", t.casefold()),
 }
 
 
 def needle_matches(e: dict, d: "Difference", items: dict[int, MailItem]) -> bool:
     """The entry's needle conditions: the key's string is in one of the
-    "needle_in" fields once both are folded by "needle_fold" (default: case),
-    and in none of the "needle_not_in" fields (case folded only)."""
+    "needle_in" fields once both are folded by "needle_fold" (default: case,
+    i.e. full case folding), and in none of the "needle_not_in" fields folded
+    by "needle_not_fold" (default: case)."""
     fold = FOLDS[e.get("needle_fold", "case")]
+    not_fold = FOLDS[e.get("needle_not_fold", "case")]
     for u in d.uids:
         item = items.get(u)
         if item is None:
             continue
-        if any(FOLDS["case"](d.needle) in FOLDS["case"](item.text.get(f, ""))
+        if any(not_fold(d.needle) in not_fold(item.text.get(f, ""))
                for f in e.get("needle_not_in", [])):
             continue
         if not e.get("needle_in") or any(fold(d.needle) in fold(item.text.get(f, ""))
@@ -500,6 +503,8 @@ def main() -> int:
     ap.add_argument("--against-itself", action="store_true",
                     help="compare Dovecot with itself (a check of this script: every "
                          "difference it then reports is a fault of the comparison)")
+    ap.add_argument("--probe", action="append", metavar="KEY",
+                    help="run only `UID SEARCH KEY` (ASCII), traced; repeatable")
     ap.add_argument("--keep", action="store_true", help="keep both servers' files")
     ap.add_argument("--show-commands", action="store_true", help="print every command")
     args = ap.parse_args()
@@ -579,6 +584,10 @@ def main() -> int:
                                      "thread")
             gen = Generator(items, profile["seed"])
             commands = gen.commands(profile["commands"], tuple(kinds))
+            if args.probe:
+                # Only the given keys, each as one UID SEARCH (for a closer look).
+                commands = [Command("search", True, ["UID SEARCH " + k], [[k]], None)
+                            for k in args.probe]
             runner = Runner(dove, ours)
             runner.uid_of_seq = {seq: uid for uid, (seq, _, _) in dstate.items()}
             for index, command in enumerate(commands, 1):
