@@ -98,6 +98,16 @@ struct ThreadNode {
 // "* THREAD (2)(3 6 (4 23)(44 7 96))". Depth-safe: no recursion.
 void write_thread(std::string& out, std::span<const ThreadNode> threads);
 
+// The same threads flat, in pre-order: each node followed by its subtrees,
+// with its number of children. (3 6 (4 23)(44 7 96)) is {3,1} {6,2} {4,1}
+// {23,0} {44,1} {7,1} {96,0}. Deep threads cost no recursion to build or
+// destroy in this form.
+struct ThreadListNode {
+  uint32_t id = 0;  // 0: a dummy
+  uint32_t children = 0;
+};
+void write_thread(std::string& out, std::span<const ThreadListNode> threads);
+
 struct Namespace {
   std::string prefix;
   std::optional<char> delimiter;

@@ -15,7 +15,7 @@ namespace {
 
 constexpr std::string_view kCaps =
     "IMAP4rev1 LITERAL+ SASL-IR ID ENABLE IDLE UIDPLUS MOVE UNSELECT NAMESPACE CHILDREN "
-    "SPECIAL-USE MULTIAPPEND";
+    "SPECIAL-USE MULTIAPPEND SORT SORT=DISPLAY ESORT THREAD=ORDEREDSUBJECT THREAD=REFERENCES";
 
 std::string plain_ir(std::string_view user, std::string_view password) {
   return auth::encode_base64(std::string("\0", 1) + std::string(user) + std::string("\0", 1) +
@@ -172,7 +172,7 @@ TEST(SessionTest, GarbageAndParseErrors) {
   EXPECT_EQ(c.run("a6 FETCH 0 FLAGS"), "a6 BAD FETCH: invalid sequence set 0\r\n");
   EXPECT_EQ(c.run("a7 FETCH 3 FLAGS"), "a7 BAD invalid message sequence number 3 (0 messages)\r\n");
   EXPECT_EQ(c.run("a8 FETCH 1:* FLAGS"), "a8 OK Fetch completed\r\n");
-  EXPECT_EQ(c.run("a9 SORT (DATE) UTF-8 ALL"), "a9 BAD SORT is not supported\r\n");
+  EXPECT_EQ(c.run("a9 SORT (DATE) UTF-8 ALL"), "* SORT\r\na9 OK Sort completed\r\n");
   EXPECT_EQ(c.run("b1 FETCH $ FLAGS"), "b1 BAD no saved search result ($)\r\n");
   // A huge synchronizing literal is refused before it is sent, and the
   // session goes on.
