@@ -82,6 +82,7 @@ class Generator:
         self.max_uid = uid
         self.sizes = [len(i.data) for i in self.items]
         self.esearch = False
+        self.display = False
         self.non_ascii = {
             source: [i for i in self.items if any(ord(c) > 127 for c in i.text.get(source, ""))]
             for source in ("subject", "from", "to", "cc", "body", "html", "filenames")}
@@ -255,7 +256,8 @@ class Generator:
 
     def sort(self) -> Command:
         rng = self.rng
-        keys = rng.sample(SORT_KEYS, rng.randint(1, 3))
+        keys = rng.sample(SORT_KEYS + (("DISPLAYFROM", "DISPLAYTO") if self.display else ()),
+                          rng.randint(1, 3))
         criteria = " ".join(("REVERSE " if rng.random() < 0.3 else "") + k for k in keys)
         leaves: list = []
         prog = ["ALL"] if rng.random() < 0.5 else self.program(0, leaves, most=2)
@@ -273,10 +275,11 @@ class Generator:
         return Command("thread", uid, [head] + prog, leaves, "UTF-8", algorithm)
 
     def commands(self, n: int, kinds: tuple[str, ...]) -> list[Command]:
-        """`n` commands of `kinds` (search, esearch, sort, thread); with all,
+        """`n` commands of `kinds` (search, esearch, sort, display, thread); with all,
         about 60% SEARCH (15% of them with RETURN), 20% SORT, 20% THREAD."""
         weights = {"search": 3, "sort": 1, "thread": 1}
         self.esearch = "esearch" in kinds  # SEARCH RETURN (...) among the searches
+        self.display = "display" in kinds  # SORT=DISPLAY keys (RFC 5957) among the SORT keys
         table = [k for k in kinds if k in weights for _ in range(weights[k])]
         make = {"search": self.search, "sort": self.sort, "thread": self.thread}
         return [make[self.rng.choice(table)]() for _ in range(n)]

@@ -88,8 +88,9 @@ def edge_messages(start: datetime.datetime) -> list[tuple[bytes, datetime.dateti
         # No Date: SENT* keys and SORT DATE fall back (RFC 5256 §2.2 for SORT).
         msg(["From: Nodate Sender <nodate@example.org>", "To: team@example.com",
              "Subject: Edge without a date", "Message-ID: <edge.nodate@example.org>"]),
-        # No Subject, no To.
+        # No Subject; To is an empty group.
         msg(["From: quiet@example.org", "Date: Tue, 9 Jan 2024 10:00:00 +0000",
+             "To: undisclosed-recipients:;",
              "Message-ID: <edge.nosubject@example.org>"]),
         # Base-subject rules of RFC 5256 §2.1.
         msg(["From: Lister <list@example.net>", "To: team@example.com",

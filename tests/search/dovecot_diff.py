@@ -30,8 +30,10 @@ header of (one of) the message(s) must / must not match, optional
 optional "needle_in" / "needle_not_in": decoded-text fields (diff_mailbox.py)
 of which one holds / none holds the key's string, optional "needle_fold" /
 "needle_not_fold": case (default), simple, nfkd or spaces, "reason", "compliance": "docs/compliance.md#anchor",
-"probe": [search keys]}. The probe runs as `UID SEARCH <keys>` after the
-generated commands, on every run, and must show a difference the entry
+optional "criteria_non_ascii" (order: a message of the pair has non-ASCII
+text in a field the SORT criteria name), "probe": [search keys] or, for
+order, [criteria, search keys]}. The probe runs as `UID SEARCH <keys>` (or
+`UID SORT (<criteria>) UTF-8 <keys>`) after the generated commands, on every run, and must show a difference the entry
 explains (else the entry is stale); it should aim at the edge messages, whose
 text and dates do not depend on the seed. Prints each difference with its
 entry or NEW. Exits 1 on a NEW difference or a stale entry, 0 otherwise, and
@@ -345,6 +347,10 @@ def needle_matches(e: dict, d: "Difference", items: dict[int, MailItem]) -> bool
     return False
 
 
+SORT_FIELDS = {"SUBJECT": "subject", "FROM": "from", "DISPLAYFROM": "from", "TO": "to",
+               "DISPLAYTO": "to", "CC": "cc"}
+
+
 def match_known(known: list[dict], d: Difference, items: dict[int, MailItem]) -> int | None:
     for i, e in enumerate(known):
         if e["kind"] != d.kind or not re.search(e["key"], d.key):
@@ -360,6 +366,11 @@ def match_known(known: list[dict], d: Difference, items: dict[int, MailItem]) ->
             continue
         if e.get("message_not") and any(re.search(e["message_not"], t, flags) for t in texts):
             continue
+        if e.get("criteria_non_ascii"):
+            fields = {SORT_FIELDS[k] for k in re.findall(r"[A-Z]+", d.key) if k in SORT_FIELDS}
+            if not any(ord(c) > 127 for u in d.uids if u in items for f in fields
+                       for c in items[u].text.get(f, "")):
+                continue
         if e.get("needle_in") or e.get("needle_not_in"):
             if d.needle is None or not needle_matches(e, d, items):
                 continue
@@ -374,6 +385,7 @@ class Runner:
     def __init__(self, dove: Imap, ours: Imap):
         self.sides = {"dovecot": dove, "peregrine": ours}
         self.seconds = {"dovecot": 0.0, "peregrine": 0.0}
+        self.refused_by_both: list[str] = []
 
     def both(self, pieces: list):
         out = {}
@@ -422,6 +434,8 @@ class Runner:
                    f"peregrine {pstatus} {ptext.decode('utf-8', 'replace')[:80]}"
             return [Difference(index, command, "status", command.text(), [], None, note)]
         if dstatus != "OK":
+            self.refused_by_both.append(f"#{index} {command.text()!r}: {dstatus} "
+                                        f"{dtext.decode('utf-8', 'replace')[:100]}")
             return []
         if command.kind == "esearch":
             dres, pres = parse_esearch(dun), parse_esearch(pun)
@@ -494,7 +508,7 @@ def main() -> int:
     ap.add_argument("--commands", type=int, help="commands to run")
     ap.add_argument("--seed", type=int)
     ap.add_argument("--only", default="auto",
-                    help="comma list of search,esearch,sort,thread (default: what Peregrine "
+                    help="comma list of search,esearch,sort,display,thread (default: what Peregrine "
                          "advertises)")
     ap.add_argument("--known", default=str(HERE / "known_differences.json"))
     ap.add_argument("--tmpdir", default="/dev/shm" if os.access("/dev/shm", os.W_OK) else None,
@@ -571,17 +585,19 @@ def main() -> int:
                     kinds.append("esearch")
                 if "SORT" in caps:
                     kinds.append("sort")
+                if "SORT=DISPLAY" in caps:
+                    kinds.append("display")
                 if {"THREAD=REFERENCES", "THREAD=ORDEREDSUBJECT"} <= caps:
                     kinds.append("thread")
-                skipped = sorted({"search", "esearch", "sort", "thread"} - set(kinds))
+                skipped = sorted({"search", "esearch", "sort", "display", "thread"} - set(kinds))
                 if skipped:
                     print(f"dovecot_diff: Peregrine does not advertise {', '.join(skipped)}: "
                           f"not run")
             else:
                 kinds = [k.strip() for k in args.only.split(",") if k.strip()]
-                if not kinds or set(kinds) - {"search", "esearch", "sort", "thread"}:
+                if not kinds or set(kinds) - {"search", "esearch", "sort", "display", "thread"}:
                     raise CheckError(f"--only {args.only}: expected search, esearch, sort, "
-                                     "thread")
+                                     "display, thread")
             gen = Generator(items, profile["seed"])
             commands = gen.commands(profile["commands"], tuple(kinds))
             if args.probe:
@@ -597,9 +613,14 @@ def main() -> int:
                 ran += 1
             # Each known difference's own probe must still show it.
             for i, e in enumerate(known):
-                leaves = [[k] for k in e["probe"]]
-                probe = Command("search", True, ["UID SEARCH " + " ".join(e["probe"])], leaves,
-                                None)
+                if e["kind"] == "order":  # probe: [criteria, search keys...]
+                    criteria, keys = e["probe"][0], " ".join(e["probe"][1:])
+                    probe = Command("sort", True, [f"UID SORT ({criteria}) UTF-8 {keys}"],
+                                    [[k] for k in e["probe"][1:]], "UTF-8", criteria)
+                else:
+                    leaves = [[k] for k in e["probe"]]
+                    probe = Command("search", True, ["UID SEARCH " + " ".join(e["probe"])],
+                                    leaves, None)
                 found = runner.compare(f"probe{i}", probe)
                 probe_hits[i] = any(match_known(known, d, by_uid) == i for d in found)
                 diffs += found
@@ -655,12 +676,15 @@ def main() -> int:
     for e in stale:
         print(f"STALE known difference no longer occurs: {e['kind']} <{e['key']}> "
               f"({e['compliance']})")
+    for line in runner.refused_by_both[:5]:
+        print(f"refused by both: {line}")
     by_kind = defaultdict(int)
     for c in commands:
         by_kind[c.kind] += 1
     print(f"dovecot_diff: profile {args.profile}, seed {profile['seed']}, "
           f"{profile['messages']} messages, {ran} commands "
           f"({', '.join(f'{v} {k}' for k, v in sorted(by_kind.items()))}); "
+          f"{len(runner.refused_by_both)} refused by both; "
           f"{len(diffs)} differences ({len(diffs) - new} known, {new} new), {len(stale)} stale; "
           f"build {built - started:.1f} s, load {loaded - built:.1f} s, "
           f"commands {time.monotonic() - loaded:.1f} s")
