@@ -105,8 +105,13 @@ def uid_set(uids: list[int]) -> bytes:
 
 def append(imap: Imap, items: list[MailItem]) -> None:
     """APPENDs in order, pipelined (the UIDs follow the order all the same)."""
-    commands = [(b'APPEND INBOX (%s) "%s"' % (" ".join(i.flags).encode(), i.internal_date.encode()),
-                 i.data) for i in items]
+    def flags(i: MailItem) -> bytes:
+        # A late message gets \Deleted at once: setting it later would need a
+        # SELECT, which would take its \Recent.
+        return " ".join(i.flags + (["\\Deleted"] if i.late and i.deleted else [])).encode()
+
+    commands = [(b'APPEND INBOX (%s) "%s"' % (flags(i), i.internal_date.encode()), i.data)
+                for i in items]
     for status, text in imap.pipeline(commands):
         if status != "OK":
             raise CheckError(f"APPEND refused: {status} {text!r}")
@@ -130,28 +135,23 @@ def load(port: int, items: list[MailItem]) -> None:
         imap.close()
     imap = login(port)
     try:
-        first_late = len(early) + 1
-        late = [i for i in items if i.late]
-        append(imap, late)
-        deleted = [first_late + n for n, i in enumerate(late) if i.deleted]
-        if deleted:
-            check(imap, b"SELECT INBOX", "SELECT")
-            check(imap, b"UID STORE %s +FLAGS.SILENT (\\Deleted)" % uid_set(deleted), "STORE")
+        append(imap, [i for i in items if i.late])  # no SELECT: they stay \Recent
     finally:
         imap.close()
 
 
 def mailbox_state(imap: Imap) -> dict[int, tuple]:
-    """{uid: (seq, flags without \\Recent, size)}."""
+    """{uid: (seq, flags without \\Recent, \\Recent or not, size)}."""
     out = {}
     for resp in check(imap, b"FETCH 1:* (UID FLAGS RFC822.SIZE)", "FETCH"):
         items = parse_fetch(resp)
         if not items:
             continue
         seq = int(re.match(rb"\* (\d+)", resp).group(1))
-        flags = frozenset(bytes(f).decode().lower() for f in items["FLAGS"][0]
-                          if bytes(f).lower() != b"\\recent")
-        out[int(items["UID"][0])] = (seq, flags, int(items["RFC822.SIZE"][0]))
+        names = [bytes(f).decode().lower() for f in items["FLAGS"][0]]
+        flags = frozenset(n for n in names if n != "\\recent")
+        out[int(items["UID"][0])] = (seq, flags, "\\recent" in names,
+                                     int(items["RFC822.SIZE"][0]))
     return out
 
 
@@ -567,11 +567,13 @@ def main() -> int:
         loaded = time.monotonic()
         load_seconds = {"dovecot": load_split - built, "peregrine": loaded - load_split}
 
-        ours_port = dovecot.port if ours_server is None else ours_server.port
-        dove, ours = login(dovecot.port), login(ours_port)
+        dove = login(dovecot.port)
+        # Against itself: the same session twice (a second one would not see \Recent).
+        ours = dove if ours_server is None else login(ours_server.port)
         try:
             dstate = check(dove, b"SELECT INBOX", "SELECT") and mailbox_state(dove)
-            pstate = check(ours, b"SELECT INBOX", "SELECT") and mailbox_state(ours)
+            pstate = (dstate if ours is dove else
+                      check(ours, b"SELECT INBOX", "SELECT") and mailbox_state(ours))
             setup = [f"uid {u}: dovecot={dstate.get(u)} peregrine={pstate.get(u)}"
                      for u in sorted(set(dstate) | set(pstate)) if dstate.get(u) != pstate.get(u)]
             if setup:
@@ -605,7 +607,7 @@ def main() -> int:
                 commands = [Command("search", True, ["UID SEARCH " + k], [[k]], None)
                             for k in args.probe]
             runner = Runner(dove, ours)
-            runner.uid_of_seq = {seq: uid for uid, (seq, _, _) in dstate.items()}
+            runner.uid_of_seq = {seq: uid for uid, (seq, *_) in dstate.items()}
             for index, command in enumerate(commands, 1):
                 if args.show_commands:
                     print(f"#{index} {command.text()}")
@@ -626,7 +628,8 @@ def main() -> int:
                 diffs += found
         finally:
             dove.close()
-            ours.close()
+            if ours is not dove:
+                ours.close()
     except CheckError as e:
         print(f"dovecot_diff: {e}", file=sys.stderr)
         if dovecot is not None:
