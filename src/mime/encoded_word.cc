@@ -172,10 +172,20 @@ bool all_wsp(std::string_view s) {
   return true;
 }
 
+// Stateful charsets (ISO-2022-*, UTF-7, HZ) end every encoded word back in
+// their initial state (RFC 1468 for ISO-2022-JP), so no character is split
+// across words; joined, two words give a shift sequence followed at once by
+// another, which ICU converts to U+FFFD. Their words are converted one by one.
+bool is_stateful_charset(std::string_view charset) {
+  return base::istarts_with(charset, "iso-2022") || base::iequals(charset, "utf-7") ||
+         base::iequals(charset, "hz-gb-2312");
+}
+
 // Walks `text`, decoding groups of adjacent encoded words (same charset,
 // separated by whitespace only: their bytes are joined before conversion so a
 // character split across two words survives), and passes the text between
-// them through `utf8_text` when it is set.
+// them through `utf8_text` when it is set. Whitespace between two decoded
+// words is dropped (RFC 2047 §6.2).
 std::string decode(std::string_view text, bool utf8_text) {
   std::string out;
   out.reserve(text.size());
@@ -225,7 +235,7 @@ std::string decode(std::string_view text, bool utf8_text) {
   while (std::optional<Word> word = scanner.next(pos, word_bytes)) {
     pos = word->end;
     if (group && all_wsp(text.substr(group_end, word->begin - group_end)) &&
-        base::iequals(group->charset, word->charset)) {
+        base::iequals(group->charset, word->charset) && !is_stateful_charset(word->charset)) {
       group_bytes += word_bytes;
       group_end = word->end;
       continue;

@@ -87,6 +87,10 @@ TEST(DecodeEncodedWords, Table) {
       {"=?windows-1252?q?=80?=", "\xe2\x82\xac"},
       {"=?koi8-r?b?8NLJ18XU?=", "\xd0\x9f\xd1\x80\xd0\xb8\xd0\xb2\xd0\xb5\xd1\x82"},
       {"=?iso-2022-jp?B?GyRCJEYkORsoQg==?=", "\xe3\x81\xa6\xe3\x81\x99"},
+      // Two ISO-2022-JP words, each back in ASCII at its end: joined with
+      // nothing between them (no U+FFFD where the shifts meet).
+      {"=?iso-2022-jp?B?GyRCJEYbKEI=?=\r\n\t=?iso-2022-jp?B?GyRCJDkbKEI=?=",
+       "\xe3\x81\xa6\xe3\x81\x99"},
       // Invalid UTF-8 inside a utf-8 word becomes U+FFFD.
       {"=?utf-8?q?a=FFb?=",
        "a\xef\xbf\xbd"

@@ -32,34 +32,29 @@ from __future__ import annotations
 
 import argparse
 import fnmatch
-import grp
 import json
 import os
-import pwd
 import re
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "common"))
+from compliance_links import LinkChecker  # noqa: E402
+from dovecot_server import CheckError, Dovecot  # noqa: E402
+from imap_wire import Atom, Imap, ImapError, Parser, parse_fetch  # noqa: E402
+
 HEADER_FIELDS = "HEADER.FIELDS (From To Cc Subject Date Message-ID Content-Type X-Missing)"
 HEADER_FIELDS_NOT = "HEADER.FIELDS.NOT (Received DKIM-Signature)"
 META_ITEMS = ("ENVELOPE", "BODYSTRUCTURE", "BODY", "RFC822.SIZE")
 MAX_PARTS = 30
-IMAP_TIMEOUT = 15.0
-START_TIMEOUT = 10.0
-STOP_TIMEOUT = 5.0
 DUMP_TIMEOUT = 120.0
 RUN_TIMEOUT = 180.0  # APPEND and FETCH of the whole corpus
 USER, PASSWORD = "crosscheck", "crosscheck-pw"
-
-
-class CheckError(Exception):
-    """The check could not run (exit 2)."""
 
 
 # ---------------------------------------------------------------- line ends
@@ -73,375 +68,7 @@ def to_crlf(data: bytes) -> bytes:
     return re.sub(rb"(?<!\r)\n", b"\r\n", data)
 
 
-# ---------------------------------------------------------------- IMAP wire
-
-
-class ImapError(Exception):
-    pass
-
-
-class Atom(bytes):
-    """An IMAP atom or number (as opposed to a string)."""
-
-
-class Parser:
-    """Parses IMAP response data; remembers where each value was on the wire."""
-
-    def __init__(self, data: bytes, pos: int = 0):
-        self.data = data
-        self.pos = pos
-
-    def peek(self) -> int:
-        if self.pos >= len(self.data):
-            raise ImapError("response ends early")
-        return self.data[self.pos]
-
-    def skip_spaces(self) -> None:
-        while self.pos < len(self.data) and self.data[self.pos] == 0x20:
-            self.pos += 1
-
-    def value(self, depth: int = 0):
-        """One value: None (NIL), bytes (string), Atom, or list."""
-        if depth > 200:
-            raise ImapError("nesting too deep")
-        c = self.peek()
-        if c == 0x28:  # (
-            self.pos += 1
-            items = []
-            while True:
-                self.skip_spaces()
-                if self.peek() == 0x29:  # )
-                    self.pos += 1
-                    return items
-                items.append(self.value(depth + 1))
-        if c == 0x22:  # "
-            out = bytearray()
-            self.pos += 1
-            while True:
-                c = self.peek()
-                self.pos += 1
-                if c == 0x5C:  # backslash
-                    out.append(self.peek())
-                    self.pos += 1
-                elif c == 0x22:
-                    return bytes(out)
-                else:
-                    out.append(c)
-        if c == 0x7B or (c == 0x7E and self.data[self.pos + 1 : self.pos + 2] == b"{"):  # { or ~{
-            m = re.compile(rb"~?\{(\d+)\+?\}\r\n").match(self.data, self.pos)
-            if not m:
-                raise ImapError(f"bad literal at {self.pos}")
-            n = int(m.group(1))
-            start = m.end()
-            if start + n > len(self.data):
-                raise ImapError("literal ends early")
-            self.pos = start + n
-            return self.data[start : start + n]
-        start = self.pos
-        while self.pos < len(self.data) and self.data[self.pos] not in b" ()\r\n":
-            self.pos += 1
-        if self.pos == start:
-            raise ImapError(f"unexpected {chr(c)!r} at {start}")
-        word = self.data[start : self.pos]
-        return None if word.upper() == b"NIL" else Atom(word)
-
-    def raw_value(self):
-        """(value, the exact bytes it took on the wire)."""
-        start = self.pos
-        value = self.value()
-        return value, self.data[start : self.pos]
-
-    def fetch_item_name(self) -> str:
-        """BODY[HEADER.FIELDS (FROM)]<0> and the like, as one upper-cased name."""
-        start = self.pos
-        while self.pos < len(self.data) and self.data[self.pos] not in b" ()[\r\n":
-            self.pos += 1
-        if self.pos < len(self.data) and self.data[self.pos] == 0x5B:  # [
-            in_quote = False
-            while True:
-                c = self.peek()
-                self.pos += 1
-                if c == 0x22:
-                    in_quote = not in_quote
-                elif c == 0x5D and not in_quote:  # ]
-                    break
-            if self.pos < len(self.data) and self.data[self.pos] == 0x3C:  # <origin>
-                end = self.data.find(b">", self.pos)
-                if end < 0:
-                    raise ImapError("bad origin")
-                self.pos = end + 1
-        if self.pos == start:
-            raise ImapError(f"no fetch item name at {start}")
-        return self.data[start : self.pos].decode("latin-1").upper()
-
-
-def parse_fetch(response: bytes):
-    """Parses "* n FETCH (...)"; returns {ITEM NAME: (value, raw bytes)} or None."""
-    m = re.match(rb"\* (\d+) FETCH \(", response, re.IGNORECASE)
-    if not m:
-        return None
-    p = Parser(response, m.end())
-    items = {}
-    while True:
-        p.skip_spaces()
-        if p.peek() == 0x29:
-            return items
-        name = p.fetch_item_name()
-        if p.peek() != 0x20:
-            raise ImapError(f"no space after {name}")
-        p.pos += 1
-        items[name] = p.raw_value()
-
-
-class Imap:
-    """A small IMAP client that keeps every byte of the server's responses."""
-
-    def __init__(self, port: int):
-        self.sock = socket.create_connection(("127.0.0.1", port), timeout=IMAP_TIMEOUT)
-        self.buf = bytearray()
-        self.tag_count = 0
-        greeting = self.read_response()
-        if not greeting.startswith(b"* OK"):
-            raise ImapError(f"greeting: {greeting!r}")
-
-    def close(self) -> None:
-        try:
-            self.command(b"LOGOUT")
-        except (OSError, ImapError):
-            pass
-        self.sock.close()
-
-    def _fill(self) -> None:
-        data = self.sock.recv(1 << 16)
-        if not data:
-            raise ImapError("server closed the connection")
-        self.buf += data
-
-    def _read_line(self) -> bytes:
-        start = 0
-        while True:
-            i = self.buf.find(b"\r\n", start)
-            if i >= 0:
-                line = bytes(self.buf[: i + 2])
-                del self.buf[: i + 2]
-                return line
-            start = max(0, len(self.buf) - 1)
-            self._fill()
-
-    def _read_exact(self, n: int) -> bytes:
-        while len(self.buf) < n:
-            self._fill()
-        out = bytes(self.buf[:n])
-        del self.buf[:n]
-        return out
-
-    def read_response(self) -> bytes:
-        """One response, literals included, without the final CRLF."""
-        pieces = []
-        while True:
-            line = self._read_line()
-            pieces.append(line)
-            m = re.search(rb"\{(\d+)\+?\}\r\n$", line)
-            if not m:
-                break
-            pieces.append(self._read_exact(int(m.group(1))))
-        return b"".join(pieces)[:-2]
-
-    def command(self, text: bytes, literal: bytes | None = None):
-        """Runs one command; returns (status, tagged text, untagged responses)."""
-        self.tag_count += 1
-        tag = b"x%04d" % self.tag_count
-        untagged = []
-        if literal is None:
-            self.sock.sendall(tag + b" " + text + b"\r\n")
-        else:
-            self.sock.sendall(tag + b" " + text + b" {%d}\r\n" % len(literal))
-            while True:
-                resp = self.read_response()
-                if resp.startswith(b"+"):
-                    break
-                if resp.startswith(tag + b" "):
-                    status, _, rest = resp[len(tag) + 1 :].partition(b" ")
-                    return status.upper().decode(), rest, untagged
-                untagged.append(resp)
-            self.sock.sendall(literal + b"\r\n")
-        while True:
-            resp = self.read_response()
-            if resp.startswith(tag + b" "):
-                status, _, rest = resp[len(tag) + 1 :].partition(b" ")
-                return status.upper().decode(), rest, untagged
-            untagged.append(resp)
-
-
-# ---------------------------------------------------------------- Dovecot
-
-
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def find_dovecot() -> str:
-    path = shutil.which("dovecot") or (
-        "/usr/sbin/dovecot" if os.access("/usr/sbin/dovecot", os.X_OK) else None
-    )
-    if not path:
-        raise CheckError(
-            "dovecot is not installed (expected /usr/sbin/dovecot; scripts/deps.sh installs "
-            "dovecot-core and dovecot-imapd)"
-        )
-    return path
-
-
-def mail_user() -> tuple[str, int, int]:
-    """The system user the mail files belong to: vmail as root (created if
-    missing), else the user running the check."""
-    if os.geteuid() != 0:
-        pw = pwd.getpwuid(os.geteuid())
-        return pw.pw_name, pw.pw_uid, pw.pw_gid
-    try:
-        pw = pwd.getpwnam("vmail")
-    except KeyError:
-        result = subprocess.run(
-            ["useradd", "--system", "--user-group", "vmail"],
-            capture_output=True,
-            text=True,
-            timeout=30,
-        )
-        try:
-            pw = pwd.getpwnam("vmail")
-        except KeyError:
-            raise CheckError(f"cannot create the user vmail: {result.stderr.strip()}") from None
-    return pw.pw_name, pw.pw_uid, pw.pw_gid
-
-
-class Dovecot:
-    """A private Dovecot instance; stop() always ends it."""
-
-    def __init__(self, workdir: Path):
-        self.binary = find_dovecot()
-        self.dir = workdir
-        self.port = free_port()
-        self.proc: subprocess.Popen | None = None
-        self.base_dir = workdir / "base"
-        self.log_path = workdir / "dovecot.log"
-
-    def write_config(self) -> Path:
-        user, uid, gid = mail_user()
-        mail = self.dir / "mail"
-        mail.mkdir()
-        os.chown(mail, uid, gid)
-        passwd = self.dir / "passwd"
-        passwd.write_text(f"{USER}:{{PLAIN}}{PASSWORD}::::::\n")
-        (self.dir / "state").mkdir()
-        non_root = ""
-        if os.geteuid() != 0:
-            non_root = f"""
-default_internal_user = {user}
-default_internal_group = {grp.getgrgid(gid).gr_name}
-default_login_user = {user}
-service imap-login {{
-  chroot =
-}}
-service anvil {{
-  chroot =
-}}
-"""
-        conf = self.dir / "dovecot.conf"
-        conf.write_text(
-            f"""# Written by tests/mime/dovecot_crosscheck.py for one run.
-instance_name = peregrine-crosscheck-{os.getpid()}
-base_dir = {self.base_dir}
-state_dir = {self.dir / "state"}
-log_path = {self.log_path}
-info_log_path = {self.log_path}
-listen = 127.0.0.1
-protocols = imap
-ssl = no
-disable_plaintext_auth = no
-auth_mechanisms = plain login
-first_valid_uid = {min(uid, 1) if uid else 0}
-mail_location = maildir:{mail}/%u
-mail_save_crlf = yes
-passdb {{
-  driver = passwd-file
-  args = scheme=PLAIN username_format=%u {passwd}
-}}
-userdb {{
-  driver = passwd-file
-  args = username_format=%u {passwd}
-  default_fields = uid={uid} gid={gid} home={mail}/%u
-}}
-service imap-login {{
-  inet_listener imap {{
-    port = {self.port}
-  }}
-  inet_listener imaps {{
-    port = 0
-  }}
-}}
-{non_root}"""
-        )
-        return conf
-
-    def start(self) -> None:
-        conf = self.write_config()
-        check = subprocess.run(
-            [self.binary, "-c", str(conf), "-n"], capture_output=True, text=True, timeout=20
-        )
-        if check.returncode != 0:
-            raise CheckError(f"Dovecot rejects its config: {check.stderr.strip()}")
-        out = open(self.dir / "dovecot.out", "wb")
-        self.proc = subprocess.Popen(
-            [self.binary, "-F", "-c", str(conf)],
-            stdin=subprocess.DEVNULL,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-        out.close()
-        deadline = time.monotonic() + START_TIMEOUT
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise CheckError(f"Dovecot exited at start:\n{self.logs()}")
-            try:
-                socket.create_connection(("127.0.0.1", self.port), timeout=1).close()
-                return
-            except OSError:
-                time.sleep(0.1)
-        raise CheckError(f"Dovecot did not listen on port {self.port} in {START_TIMEOUT} s:\n"
-                         f"{self.logs()}")
-
-    def logs(self) -> str:
-        text = ""
-        for p in (self.dir / "dovecot.out", self.log_path):
-            if p.exists():
-                text += p.read_text(errors="replace")
-        return text[-4000:]
-
-    def stop(self) -> None:
-        if self.proc is None or self.proc.poll() is not None:
-            return
-        pid = self.proc.pid
-        try:
-            pid = int((self.base_dir / "master.pid").read_text().strip())
-        except (OSError, ValueError):
-            pass
-        for pid_to_signal in {pid, self.proc.pid}:
-            try:
-                os.kill(pid_to_signal, signal.SIGTERM)
-            except ProcessLookupError:
-                pass
-        try:
-            self.proc.wait(timeout=STOP_TIMEOUT)
-        except subprocess.TimeoutExpired:
-            # The master did not stop: end the process group it leads (we made it).
-            try:
-                os.killpg(self.proc.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-            self.proc.wait(timeout=STOP_TIMEOUT)
+# ---------------------------------------------------------------- FETCH
 
 
 # ---------------------------------------------------------------- structure
@@ -896,21 +523,11 @@ def load_known(path: str | None) -> list[dict]:
             if not isinstance(entry.get(field), str) or not entry[field]:
                 raise CheckError(f"{path}: entry {i} lacks a '{field}' string")
     # Every entry must point at an existing section of the compliance notes.
-    root = Path(__file__).resolve().parents[2]
-    anchors: dict[str, set[str]] = {}
+    links = LinkChecker()
     for i, entry in enumerate(known):
-        doc, _, anchor = entry["compliance"].partition("#")
-        if doc not in anchors:
-            doc_path = root / doc
-            if not doc_path.is_file():
-                raise CheckError(f"{path}: entry {i} names {doc}, which does not exist")
-            anchors[doc] = {
-                re.sub(r"[^a-z0-9 _-]", "", line.lstrip("#").strip().lower()).replace(" ", "-")
-                for line in doc_path.read_text(encoding="utf-8").splitlines()
-                if line.startswith("#")
-            }
-        if anchor and anchor not in anchors[doc]:
-            raise CheckError(f"{path}: entry {i} links to #{anchor}, not a heading of {doc}")
+        problem = links.problem(entry["compliance"])
+        if problem:
+            raise CheckError(f"{path}: entry {i} {problem}")
     return known
 
 
@@ -989,7 +606,7 @@ def main() -> int:
     dovecot = None
     try:
         known = load_known(args.known)
-        dovecot = Dovecot(workdir)
+        dovecot = Dovecot(workdir, USER, PASSWORD, name="crosscheck")
         dovecot.start()
         dove, skipped = dovecot_answers(dovecot, files, args.verbose)
     except CheckError as e:
