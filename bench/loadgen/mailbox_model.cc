@@ -311,6 +311,12 @@ void SessionTracker::on_untagged(const Response& r) {
         }
       }
       break;
+    case Data::kMailboxStatus:
+      if (r.status_messages >= 0 && model_ != nullptr) {
+        model_->saw_count(static_cast<std::uint32_t>(r.status_messages),
+                          fmt::format("client {}: STATUS MESSAGES", client_));
+      }
+      break;
     default:
       break;
   }
