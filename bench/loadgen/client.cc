@@ -454,7 +454,7 @@ asio::awaitable<bool> Client::op_store(bool deleted, Op& done) {
     for (int i = 0; i < count; ++i) {
       const char* flag = kStoreFlags[rng_() % std::size(kStoreFlags)];
       if ((bits & model_->flag_bit(flag)) == 0) {
-        list += (list.empty() ? "" : " ") + std::string(flag);
+        list.append(list.empty() ? "" : " ").append(flag);
         bits |= model_->flag_bit(flag);
       }
     }

@@ -1,4 +1,4 @@
-// peregrine-bench: a state-checking IMAP load generator (docs/benchmarks.md).
+// peregrine-bench: a state-checking IMAP load generator (docs/peregrine-bench.md).
 //
 // Runs N clients as coroutines on one thread (the generator shares the CPU
 // with the server it measures), in three phases: set up every client

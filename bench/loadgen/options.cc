@@ -17,7 +17,7 @@ constexpr std::array<std::string_view, kOpCount> kNames = {
 
 // The default mix, in the manner of imaptest's default: every command of a
 // client's life, weighted so that reads dominate and APPEND roughly balances
-// EXPUNGE (docs/benchmarks.md lists the same numbers).
+// EXPUNGE (docs/peregrine-bench.md lists the same numbers).
 constexpr Mix kDefaultMix = {
     /*login=*/2,       /*list=*/5,   /*status=*/5,  /*select=*/5,  /*fetch_meta=*/8,
     /*fetch_body=*/20, /*store=*/20, /*expunge=*/8, /*append=*/10, /*search=*/5,

@@ -1,6 +1,6 @@
 #pragma once
 
-// peregrine-bench's command line (docs/benchmarks.md, "peregrine-bench"):
+// peregrine-bench's command line (docs/peregrine-bench.md):
 // the CLI contract bench/compare.sh drives. Options may be added; the
 // existing ones keep their names and meaning.
 
