@@ -52,6 +52,7 @@ struct Options {
   bool quiet = false;
   double idle_ms = 20;  // how long IDLE waits before DONE
   bool check = true;    // state checks (--no-check turns them off)
+  double timeout = 30;  // seconds a client waits for the server
   bool trace = false;   // print every command and response to stderr
 
   // The user name of client `index` (0-based): users round-robin.

@@ -188,6 +188,14 @@ class FakeServerTest(unittest.TestCase):
         self.assertEqual(code, 1, output)
         self.assert_violation(results, output, "which was expunged")
 
+    def test_missing_tagged_reply(self):
+        code, results, output = self.run_fake(
+            "silent", "--workload", "list", "--ops", "3", "--timeout", "1")
+        self.assertEqual(code, 1, output)
+        self.assertGreater(results["errors"], 0, output)
+        self.assertTrue(any("no response from the server" in e for e in results["error_samples"]),
+                        output)
+
     def test_connect_failure_exits_2(self):
         code, _results, output = run_bench(1, "--workload", "list", "--ops", "1")
         self.assertEqual(code, 2, output)
