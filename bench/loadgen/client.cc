@@ -86,8 +86,8 @@ void Watchdog::check(std::chrono::steady_clock::time_point now) {
   }
 }
 
-Connection::Connection(asio::io_context& io, Watchdog& watchdog)
-    : watchdog_(watchdog), socket_(io), framer_(kMaxResponse) {
+Connection::Connection(asio::io_context& io, Watchdog& watchdog, asio::ssl::context* tls)
+    : watchdog_(watchdog), socket_(io), tls_context_(tls), framer_(kMaxResponse) {
   watchdog_.add(this);
 }
 
@@ -127,13 +127,24 @@ asio::awaitable<void> Connection::connect(const asio::ip::tcp::endpoint& endpoin
   co_await socket_.async_connect(endpoint, asio::redirect_error(asio::use_awaitable, ec));
   end_wait(ec);
   socket_.set_option(asio::ip::tcp::no_delay(true));
+  if (tls_context_ != nullptr) {
+    tls_ = std::make_unique<asio::ssl::stream<asio::ip::tcp::socket&>>(socket_, *tls_context_);
+    begin_wait();
+    co_await tls_->async_handshake(asio::ssl::stream_base::client,
+                                   asio::redirect_error(asio::use_awaitable, ec));
+    end_wait(ec);
+  }
 }
 
 asio::awaitable<void> Connection::write(std::string_view bytes) {
   asio::error_code ec;
   begin_wait();
-  co_await asio::async_write(socket_, asio::buffer(bytes.data(), bytes.size()),
-                             asio::redirect_error(asio::use_awaitable, ec));
+  auto buffer = asio::buffer(bytes.data(), bytes.size());
+  if (tls_) {
+    co_await asio::async_write(*tls_, buffer, asio::redirect_error(asio::use_awaitable, ec));
+  } else {
+    co_await asio::async_write(socket_, buffer, asio::redirect_error(asio::use_awaitable, ec));
+  }
   end_wait(ec);
 }
 
@@ -161,9 +172,13 @@ asio::awaitable<std::string_view> Connection::read() {
     }
     asio::error_code ec;
     begin_wait();
-    std::size_t n =
-        co_await socket_.async_read_some(asio::buffer(buffer_.data() + end_, buffer_.size() - end_),
-                                         asio::redirect_error(asio::use_awaitable, ec));
+    auto buffer = asio::buffer(buffer_.data() + end_, buffer_.size() - end_);
+    std::size_t n = 0;
+    if (tls_) {
+      n = co_await tls_->async_read_some(buffer, asio::redirect_error(asio::use_awaitable, ec));
+    } else {
+      n = co_await socket_.async_read_some(buffer, asio::redirect_error(asio::use_awaitable, ec));
+    }
     end_wait(ec);
     end_ += n;
   }
@@ -173,6 +188,7 @@ void Connection::close() {
   expired_ = false;
   waiting_ = false;
   asio::error_code ignored;
+  tls_.reset();
   socket_.close(ignored);
   buffer_.clear();
   start_ = end_ = consumed_ = 0;
@@ -186,7 +202,7 @@ Client::Client(Run& run, int id)
       id_(id),
       user_(run.options.user_for(id)),
       model_(&run.model_for(user_)),
-      conn_(run.io, run.watchdog),
+      conn_(run.io, run.watchdog, run.tls.get()),
       tracker_(id, run.stats),
       rng_(run.options.seed * 1000003ULL + static_cast<std::uint64_t>(id)),
       pick_op_(run.options.mix.begin(), run.options.mix.end()) {
@@ -414,7 +430,7 @@ asio::awaitable<bool> Client::run_op(Op op, Op& done) {
 }
 
 asio::awaitable<bool> Client::op_login() {
-  Connection conn(run_.io, run_.watchdog);
+  Connection conn(run_.io, run_.watchdog, run_.tls.get());
   co_await conn.connect(run_.endpoint);
   co_await greeting(conn);
   Reply r = co_await login(conn, nullptr);

@@ -9,6 +9,8 @@
 #include <asio/awaitable.hpp>
 #include <asio/io_context.hpp>
 #include <asio/ip/tcp.hpp>
+#include <asio/ssl/context.hpp>
+#include <asio/ssl/stream.hpp>
 #include <chrono>
 #include <map>
 #include <memory>
@@ -53,6 +55,7 @@ struct Run {
   asio::io_context& io;
   const Options& options;
   Watchdog watchdog;
+  std::unique_ptr<asio::ssl::context> tls;  // set with --tls
   asio::ip::tcp::endpoint endpoint;
   Stats stats;
   std::vector<std::string> messages;                            // APPEND sources, CRLF
@@ -69,7 +72,9 @@ struct Run {
 // A TCP connection that reads whole IMAP responses.
 class Connection {
  public:
-  Connection(asio::io_context& io, Watchdog& watchdog);
+  // `tls`: null for plaintext; else every connection starts with a TLS
+  // handshake.
+  Connection(asio::io_context& io, Watchdog& watchdog, asio::ssl::context* tls);
   ~Connection();
   Connection(const Connection&) = delete;
   Connection& operator=(const Connection&) = delete;
@@ -92,6 +97,8 @@ class Connection {
 
   Watchdog& watchdog_;
   asio::ip::tcp::socket socket_;
+  asio::ssl::context* tls_context_;
+  std::unique_ptr<asio::ssl::stream<asio::ip::tcp::socket&>> tls_;
   bool waiting_ = false;
   bool expired_ = false;
   std::chrono::steady_clock::time_point wait_start_{};

@@ -95,6 +95,12 @@ int main(int argc, char** argv) {
     run.messages = bench::generated_messages(options.seed, kGeneratedMessages);
   }
 
+  if (options.tls) {
+    // A benchmark on loopback: the server's certificate is not verified.
+    run.tls = std::make_unique<asio::ssl::context>(asio::ssl::context::tls_client);
+    run.tls->set_verify_mode(asio::ssl::verify_none);
+  }
+
   std::vector<std::unique_ptr<bench::Client>> clients;
   for (int i = 0; i < options.clients; ++i) {
     clients.push_back(std::make_unique<bench::Client>(run, i));

@@ -121,6 +121,7 @@ std::optional<Options> parse_options(int argc, char** argv, int& exit_code) {
   app.add_option("--timeout", o.timeout, "seconds to wait for a response before giving up")
       ->check(CLI::Range(0.01, 3600.0))
       ->capture_default_str();
+  app.add_flag("--tls", o.tls, "implicit TLS (the certificate is not verified)");
   app.add_flag("!--no-check", o.check, "turn the state checks off");
   app.add_flag("--trace", o.trace, "print every command and response to stderr (debugging)");
   try {

@@ -53,6 +53,7 @@ struct Options {
   double idle_ms = 20;  // how long IDLE waits before DONE
   bool check = true;    // state checks (--no-check turns them off)
   double timeout = 30;  // seconds a client waits for the server
+  bool tls = false;     // implicit TLS (RFC 8314), certificates not verified
   bool trace = false;   // print every command and response to stderr
 
   // The user name of client `index` (0-based): users round-robin.
