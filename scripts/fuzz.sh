@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets with clang and runs one of them.
-# Usage: scripts/fuzz.sh [seconds] [mime|imap_proto|loadgen_response]   (defaults: 600, mime)
+# Usage: scripts/fuzz.sh [seconds] [mime|imap_proto|search|loadgen_response]   (defaults: 600, mime)
 # Crashes go to build/fuzz/artifacts/; see tests/fuzz/README.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -11,8 +11,9 @@ build=build/fuzz
 case "$target" in
   mime) seeds=tests/mime/corpus dict=tests/fuzz/mime.dict max_len=262144 ;;
   imap_proto) seeds=tests/fuzz/imap_seeds dict=tests/fuzz/imap.dict max_len=4096 ;;
+  search) seeds=tests/fuzz/search_seeds dict=tests/fuzz/search.dict max_len=4096 ;;
   loadgen_response) seeds=tests/fuzz/loadgen_seeds dict=tests/fuzz/imap.dict max_len=4096 ;;
-  *) echo "fuzz.sh: unknown target $target (mime, imap_proto or loadgen_response)" >&2; exit 64 ;;
+  *) echo "fuzz.sh: unknown target $target (mime, imap_proto, search or loadgen_response)" >&2; exit 64 ;;
 esac
 
 CC=clang CXX=clang++ cmake -S . -B "$build" -G Ninja -DPEREGRINE_FUZZ=ON -DPEREGRINE_TESTS=OFF \

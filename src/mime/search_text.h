@@ -6,6 +6,7 @@
 // full-text index is fed from it.
 
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -40,5 +41,12 @@ SearchText build_search_text(std::string_view message, const Part& root,
 // Also dropped: <head> contents and comments. Whitespace runs become one
 // space, and &nbsp; a plain space, so searches for "a b" match.
 std::string html_to_text(std::string_view html);
+
+// SearchText as bytes, for the store to keep (search_text_record.cc): a
+// version byte (1), then from, to, cc, bcc, subject, headers and body, each
+// as a 4-byte little-endian length and its bytes.
+std::string serialize_search_text(const SearchText& text);
+// nullopt when the bytes are truncated or of another version.
+std::optional<SearchText> deserialize_search_text(std::string_view bytes);
 
 }  // namespace peregrine::mime

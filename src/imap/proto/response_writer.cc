@@ -125,53 +125,64 @@ void append_list_entry(std::string& out, std::string_view name, const ListEntry&
   out += "\r\n";
 }
 
-void append_thread_list(std::string& out, const ThreadNode& root) {
+// Threads in pre-order (ThreadListNode), each top-level thread in its own
+// parentheses: "(2)(3 6 (4 23)(44 7 96))". A count of children larger than
+// the nodes that follow is cut short, never read past the end.
+void append_thread_lists(std::string& out, std::span<const ThreadListNode> nodes) {
   struct Frame {
-    const ThreadNode* node;
-    size_t next;
+    uint32_t total;  // child lists of this branching
+    uint32_t next;   // lists opened so far
   };
-  std::vector<Frame> stack;
-  out += '(';
-  const ThreadNode* cur = &root;
-  bool need_space = false;
-  while (cur != nullptr) {
-    // A chain of single replies stays in one list: "3 6 ...".
+  std::vector<Frame> open;
+  size_t i = 0;
+  while (i < nodes.size()) {
+    out += '(';
+    bool space = false;
     for (;;) {
-      if (cur->id != 0) {
-        if (need_space) {
+      // A chain of single replies stays in one list: "3 6 ...".
+      uint32_t children = 0;
+      while (i < nodes.size()) {
+        const ThreadListNode& n = nodes[i++];
+        if (n.id != 0) {
+          if (space) {
+            out += ' ';
+          }
+          append_number(out, n.id);
+          space = true;
+        }
+        children = n.children;
+        if (children != 1) {
+          break;
+        }
+      }
+      if (children > 1) {
+        if (space) {
           out += ' ';
         }
-        append_number(out, cur->id);
-        need_space = true;
+        open.push_back(Frame{children, 0});
       }
-      if (cur->children.size() != 1) {
+      // The next sibling list to open, closing finished ones: "(4 23)(44 ...".
+      bool descended = false;
+      while (!open.empty()) {
+        Frame& f = open.back();
+        if (f.next > 0) {
+          out += ')';
+        }
+        if (f.next < f.total && i < nodes.size()) {
+          out += '(';
+          ++f.next;
+          space = false;
+          descended = true;
+          break;
+        }
+        open.pop_back();
+      }
+      if (!descended) {
         break;
       }
-      cur = &cur->children[0];
     }
-    if (cur->children.size() > 1) {
-      if (need_space) {
-        out += ' ';
-      }
-      stack.push_back(Frame{cur, 0});
-    }
-    // The next sibling list to open, closing finished ones: "(4 23)(44 ...".
-    cur = nullptr;
-    while (!stack.empty()) {
-      Frame& f = stack.back();
-      if (f.next > 0) {
-        out += ')';
-      }
-      if (f.next < f.node->children.size()) {
-        out += '(';
-        cur = &f.node->children[f.next++];
-        need_space = false;
-        break;
-      }
-      stack.pop_back();
-    }
+    out += ')';
   }
-  out += ')';
 }
 
 void append_namespaces(std::string& out, std::span<const Namespace> spaces) {
@@ -308,15 +319,52 @@ void write_esearch(std::string& out, const ESearchResponse& r) {
   out += "\r\n";
 }
 
-void write_thread(std::string& out, std::span<const ThreadNode> threads) {
+ESearchResponse esearch_response(std::string_view tag, bool uid, const SearchReturn& options,
+                                 std::span<const uint32_t> numbers) {
+  ESearchResponse r;
+  r.tag = std::string(tag);
+  r.uid = uid;
+  if (!numbers.empty()) {
+    if (options.min) {
+      r.min = numbers.front();
+    }
+    if (options.max) {
+      r.max = numbers.back();
+    }
+    if (options.all) {
+      r.all = SequenceSet::from_sorted(numbers);
+    }
+  }
+  if (options.count) {
+    r.count = static_cast<uint32_t>(numbers.size());
+  }
+  return r;
+}
+
+void write_thread(std::string& out, std::span<const ThreadListNode> threads) {
   out += "* THREAD";
   if (!threads.empty()) {
     out += ' ';
   }
-  for (const ThreadNode& t : threads) {
-    append_thread_list(out, t);
-  }
+  append_thread_lists(out, threads);
   out += "\r\n";
+}
+
+void write_thread(std::string& out, std::span<const ThreadNode> threads) {
+  std::vector<ThreadListNode> flat;
+  std::vector<const ThreadNode*> stack;
+  for (auto it = threads.rbegin(); it != threads.rend(); ++it) {
+    stack.push_back(&*it);
+  }
+  while (!stack.empty()) {
+    const ThreadNode* n = stack.back();
+    stack.pop_back();
+    flat.push_back(ThreadListNode{n->id, static_cast<uint32_t>(n->children.size())});
+    for (auto it = n->children.rbegin(); it != n->children.rend(); ++it) {
+      stack.push_back(&*it);
+    }
+  }
+  write_thread(out, flat);
 }
 
 void write_namespace(std::string& out, std::span<const Namespace> personal,

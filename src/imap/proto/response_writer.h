@@ -89,6 +89,12 @@ struct ESearchResponse {
 };
 // "* ESEARCH (TAG "a1") UID MIN 2 MAX 9 COUNT 3 ALL 2,5,9".
 void write_esearch(std::string& out, const ESearchResponse& response);
+// The answer `options` ask for about `numbers`, the matches in the order
+// the command gives them: ascending for SEARCH (RFC 4731), sort order for
+// SORT (RFC 5267 §4.2). MIN and MAX are the first and last of them; ALL
+// lists them in that order, runs of consecutive numbers as ranges.
+ESearchResponse esearch_response(std::string_view tag, bool uid, const SearchReturn& options,
+                                 std::span<const uint32_t> numbers);
 
 // A THREAD tree (RFC 5256): id 0 is a missing parent (a dummy node).
 struct ThreadNode {
@@ -97,6 +103,16 @@ struct ThreadNode {
 };
 // "* THREAD (2)(3 6 (4 23)(44 7 96))". Depth-safe: no recursion.
 void write_thread(std::string& out, std::span<const ThreadNode> threads);
+
+// The same threads flat, in pre-order: each node followed by its subtrees,
+// with its number of children. (3 6 (4 23)(44 7 96)) is {3,1} {6,2} {4,1}
+// {23,0} {44,1} {7,1} {96,0}. Deep threads cost no recursion to build or
+// destroy in this form.
+struct ThreadListNode {
+  uint32_t id = 0;  // 0: a dummy
+  uint32_t children = 0;
+};
+void write_thread(std::string& out, std::span<const ThreadListNode> threads);
 
 struct Namespace {
   std::string prefix;

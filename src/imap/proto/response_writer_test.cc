@@ -232,8 +232,27 @@ TEST(ResponseWriter, Thread) {
   write_thread(out, more);
   EXPECT_EQ(out, "* THREAD ((3)(5))(1 (2)(3 (4)(5)))\r\n");
   out.clear();
-  write_thread(out, {});
+  write_thread(out, std::span<const ThreadNode>{});
   EXPECT_EQ(out, "* THREAD\r\n");
+}
+
+TEST(ResponseWriter, ThreadFlat) {
+  // The pre-order form of the same example, a dummy at the top, and counts
+  // that promise more nodes than follow (cut short, never read past).
+  const std::vector<ThreadListNode> rfc = {{2, 0},  {3, 1},  {6, 2}, {4, 1},
+                                           {23, 0}, {44, 1}, {7, 1}, {96, 0}};
+  std::string out;
+  write_thread(out, rfc);
+  EXPECT_EQ(out, "* THREAD (2)(3 6 (4 23)(44 7 96))\r\n");
+  out.clear();
+  write_thread(out, std::vector<ThreadListNode>{{0, 2}, {3, 0}, {5, 0}, {1, 0}});
+  EXPECT_EQ(out, "* THREAD ((3)(5))(1)\r\n");
+  out.clear();
+  write_thread(out, std::vector<ThreadListNode>{{1, 3}, {2, 0}, {3, 1}});
+  EXPECT_EQ(out, "* THREAD (1 (2)(3))\r\n");
+  out.clear();
+  write_thread(out, std::vector<ThreadListNode>{{1, 1}});
+  EXPECT_EQ(out, "* THREAD (1)\r\n");
 }
 
 TEST(ResponseWriter, DeepThreadDoesNotRecurse) {

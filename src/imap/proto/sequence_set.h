@@ -43,7 +43,8 @@ struct SequenceSet {
   bool has_star() const;
 
   // The compact set covering `sorted` (ascending, duplicates allowed):
-  // runs become ranges, e.g. {1,2,3,5} -> "1:3,5".
+  // runs become ranges, e.g. {1,2,3,5} -> "1:3,5". Numbers in another order
+  // keep it, each ascending run a range: {4,1,2,3} -> "4,1:3" (ESORT's ALL).
   static SequenceSet from_sorted(std::span<const uint32_t> sorted);
 
   bool operator==(const SequenceSet&) const = default;

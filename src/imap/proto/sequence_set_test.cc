@@ -109,6 +109,9 @@ TEST(SequenceSet, FromSorted) {
   EXPECT_EQ(to_string(SequenceSet::from_sorted({})), "");
   std::vector<uint32_t> top = {4294967294u, 4294967295u};
   EXPECT_EQ(to_string(SequenceSet::from_sorted(top)), "4294967294:4294967295");
+  // Another order is kept, ascending runs as ranges (ESORT's ALL).
+  std::vector<uint32_t> sort_order = {4, 1, 2, 3, 9, 8};
+  EXPECT_EQ(to_string(SequenceSet::from_sorted(sort_order)), "4,1:3,9,8");
 }
 
 }  // namespace

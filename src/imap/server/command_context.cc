@@ -65,9 +65,13 @@ bool plaintext_allowed(const SessionData& session) {
 }
 
 std::vector<std::string> session_capabilities(const SessionData& session) {
-  std::vector<std::string> caps = {
-      "IMAP4rev1", "LITERAL+", "SASL-IR",   "ID",       "ENABLE",      "IDLE",       "UIDPLUS",
-      "MOVE",      "UNSELECT", "NAMESPACE", "CHILDREN", "SPECIAL-USE", "MULTIAPPEND"};
+  std::vector<std::string> caps = {"IMAP4rev1",   "LITERAL+",  "SASL-IR",  "ID",
+                                   "ENABLE",      "IDLE",      "UIDPLUS",  "MOVE",
+                                   "UNSELECT",    "NAMESPACE", "CHILDREN", "SPECIAL-USE",
+                                   "MULTIAPPEND", "ESEARCH",   "SEARCHRES"};
+  // SORT and THREAD (commands/sort.cc, commands/thread.cc).
+  caps.insert(caps.end(),
+              {"SORT", "SORT=DISPLAY", "ESORT", "THREAD=ORDEREDSUBJECT", "THREAD=REFERENCES"});
   if (session.state == SessionState::kNotAuthenticated) {
     if (session.connection.tls_available && !session.connection.tls) {
       caps.emplace_back("STARTTLS");

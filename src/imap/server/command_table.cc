@@ -41,8 +41,8 @@ constexpr std::array kTable = {
     CommandSpec{CommandId::kNamespace, kAfterLogin, commands::namespace_},
     CommandSpec{CommandId::kEnable, kAfterLogin, commands::enable},
     CommandSpec{CommandId::kId, kInAnyState, commands::id},
-    CommandSpec{CommandId::kSort, kSelectedMessages, nullptr},
-    CommandSpec{CommandId::kThread, kSelectedMessages, nullptr},
+    CommandSpec{CommandId::kSort, kSelectedMessages | kNoExpungeUnlessUid, commands::sort},
+    CommandSpec{CommandId::kThread, kSelectedMessages | kNoExpungeUnlessUid, commands::thread},
 };
 
 constexpr bool table_in_enum_order() {

@@ -40,7 +40,7 @@ using CommandHandler = void (*)(CommandContext& ctx);
 struct CommandSpec {
   CommandId id;
   std::uint16_t flags;
-  CommandHandler handler;  // null: parsed but not offered (SORT, THREAD)
+  CommandHandler handler;  // null: parsed but not offered
 };
 
 // The entry for `id`; never null.

@@ -128,7 +128,8 @@ TEST_F(SearchTest, Combinations) {
   EXPECT_EQ(search("(FROM bob) (TO alice)"), "* SEARCH 2");
   EXPECT_EQ(search("OR (SUBJECT lunch SEEN) NOT OR DELETED 4"), "* SEARCH 1 2");
   EXPECT_EQ(c_.run("x2 SEARCH BOGUS"), "x2 BAD SEARCH: unknown search key BOGUS\r\n");
-  EXPECT_EQ(c_.run("x3 SEARCH $"), "x3 BAD $ (SEARCHRES) is not supported\r\n");
+  // No result saved yet: "$" is empty (RFC 5182 §2.1).
+  EXPECT_EQ(c_.run("x3 SEARCH $"), "* SEARCH\r\nx3 OK Search completed\r\n");
   EXPECT_EQ(c_.run("x4 SEARCH ON 31-Feb-2020"), "x4 BAD SEARCH: invalid date 31-Feb-2020\r\n");
 }
 
@@ -145,8 +146,65 @@ TEST_F(SearchTest, UidSearchAndEsearch) {
             "* ESEARCH (TAG \"x5\") UID ALL 2,4\r\nx5 OK Search completed\r\n");
   EXPECT_EQ(c_.run("x6 SEARCH RETURN (COUNT) SEEN"),
             "* ESEARCH (TAG \"x6\") COUNT 0\r\nx6 OK Search completed\r\n");
-  EXPECT_EQ(c_.run("x7 SEARCH RETURN (SAVE) ALL"),
-            "x7 BAD SEARCH RETURN (SAVE) is not supported\r\n");
+}
+
+TEST_F(SearchTest, SearchResSavesAndReuses) {
+  // SAVE alone answers no ESEARCH (RFC 5182 §2.1).
+  EXPECT_EQ(c_.run("r1 SEARCH RETURN (SAVE) UNSEEN"), "r1 OK Search completed, result saved\r\n");
+  EXPECT_EQ(search("$"), "* SEARCH 2 3 4");
+  EXPECT_EQ(search("$ FLAGGED"), "* SEARCH 2");
+  EXPECT_EQ(search("UID $"), "* SEARCH 2 3 4");
+  EXPECT_EQ(search("OR $ SEEN"), "* SEARCH 1 2 3 4");
+  std::string fetch = c_.run("r2 FETCH $ (UID)");
+  EXPECT_EQ(fetch,
+            "* 2 FETCH (UID 2)\r\n* 3 FETCH (UID 3)\r\n* 4 FETCH (UID 4)\r\n"
+            "r2 OK Fetch completed\r\n");
+  // With MIN and MAX only those two are saved; with other options, all.
+  EXPECT_EQ(c_.run("r3 UID SEARCH RETURN (SAVE MIN MAX) UNSEEN"),
+            "* ESEARCH (TAG \"r3\") UID MIN 2 MAX 4\r\nr3 OK Search completed\r\n");
+  EXPECT_EQ(search("$"), "* SEARCH 2 4");
+  EXPECT_EQ(c_.run("r4 SEARCH RETURN (SAVE COUNT) $ SEEN"),
+            "* ESEARCH (TAG \"r4\") COUNT 0\r\nr4 OK Search completed\r\n");
+  EXPECT_EQ(search("$"), "* SEARCH");
+  c_.run("r5 SEARCH RETURN (SAVE) ALL");
+  // A failed SEARCH with SAVE empties it.
+  EXPECT_THAT(c_.run("r6 SEARCH RETURN (SAVE) CHARSET X-BOGUS BODY a"), HasSubstr("r6 NO"));
+  EXPECT_EQ(search("$"), "* SEARCH");
+  // Expunged messages leave it; a new SELECT forgets it.
+  c_.run("r7 SEARCH RETURN (SAVE) ALL");
+  c_.run("r8 STORE 1 +FLAGS (\\Deleted)");
+  c_.run("r9 EXPUNGE");
+  // (3 had \Deleted too.)
+  EXPECT_EQ(c_.run("r10 UID SEARCH $"), "* SEARCH 2 4\r\nr10 OK Search completed\r\n");
+  c_.run("r11 SELECT INBOX");
+  EXPECT_EQ(search("$"), "* SEARCH");
+}
+
+TEST_F(SearchTest, SubstringCases) {
+  append("\"10-Jun-2023 12:00:00 +0000\"", "",
+         "From: =?UTF-8?Q?=C3=89COLE?= Admin <admin@ecole.example>\r\n"
+         "Subject: =?UTF-8?Q?Perfor?= =?UTF-8?Q?mance_notes?=\r\n"
+         "MIME-Version: 1.0\r\nContent-Type: multipart/mixed; boundary=b\r\n\r\n"
+         "--b\r\nContent-Type: text/plain; charset=utf-8\r\n"
+         "Content-Transfer-Encoding: quoted-printable\r\n\r\n"
+         "Bienvenue =C3=A0 l'=C3=A9cole, supercali=\r\nfragilistic.\r\n"
+         "--b\r\nContent-Type: text/plain; charset=utf-8\r\n"
+         "Content-Transfer-Encoding: base64\r\n\r\n"
+         "SGlkZGVuIHRyZWFzdXJlIG1hcA==\r\n--b--\r\n");
+  c_.run("s2 NOOP");
+  EXPECT_EQ(search("SUBJECT perf"), "* SEARCH 5");          // prefix
+  EXPECT_EQ(search("SUBJECT formance"), "* SEARCH 5");      // across encoded words
+  EXPECT_EQ(search("TEXT \"ormance not\""), "* SEARCH 5");  // infix
+  EXPECT_EQ(search("BODY califragil"), "* SEARCH 5");       // QP soft line break
+  EXPECT_EQ(search("BODY \"treasure ma\""), "* SEARCH 5");  // base64 body
+  EXPECT_EQ(search("BODY SGlkZGVu"), "* SEARCH");           // not the encoded form
+  EXPECT_EQ(search("CHARSET UTF-8 FROM {6+}\r\n\xc3\xa9"
+                   "cole"),
+            "* SEARCH 5");  // école ~ ÉCOLE
+  EXPECT_EQ(search("CHARSET UTF-8 BODY {6+}\r\n\xc3\x89"
+                   "COLE"),
+            "* SEARCH 5");                                                  // ÉCOLE ~ école
+  EXPECT_EQ(search("CHARSET UTF-8 BODY {3+}\r\n\xc3\xa0 "), "* SEARCH 5");  // short: scanned
 }
 
 }  // namespace

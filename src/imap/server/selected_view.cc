@@ -60,10 +60,16 @@ std::uint32_t SelectedView::recent_count() const {
 
 base::Result<std::vector<std::uint32_t>> SelectedView::resolve(const SequenceSet& set,
                                                                bool uid) const {
-  if (set.saved) {
-    return base::fail(base::MailError::kBadInput, "no saved search result ($)");
-  }
   std::vector<std::uint32_t> out;
+  if (set.saved) {
+    for (store::Uid u : saved_) {
+      size_t i = index_of(u);
+      if (i < known_.size() && !known_[i].expunged) {
+        out.push_back(static_cast<std::uint32_t>(i + 1));
+      }
+    }
+    return out;
+  }
   if (uid) {
     store::Uid largest = known_.empty() ? 0 : known_.back().uid;
     for (const SeqRange& r : set.normalized(largest)) {

@@ -67,9 +67,17 @@ class SelectedView {
 
   // The sequence numbers `set` names, ascending and unique: message numbers,
   // or UIDs when `uid` (UIDs the client does not know are left out; "*" is
-  // the largest UID it knows). Errors (kBadInput): a message number above
-  // count() outside a range with "*", or "$" (SEARCHRES is not offered).
+  // the largest UID it knows); "$" names the saved search result's messages
+  // that still exist. Errors (kBadInput): a message number above count()
+  // outside a range with "*".
   base::Result<std::vector<std::uint32_t>> resolve(const SequenceSet& set, bool uid) const;
+
+  // ---- The saved search result (RFC 5182 SEARCHRES) ----
+
+  // The UIDs "$" stands for, ascending: empty until a SEARCH RETURN (SAVE)
+  // in this selection. Expunged UIDs stay in it but match nothing.
+  const std::vector<store::Uid>& saved_result() const { return saved_; }
+  void set_saved_result(std::vector<store::Uid> uids) { saved_ = std::move(uids); }
 
   // ---- Pending updates ----
 
@@ -111,6 +119,7 @@ class SelectedView {
   std::set<store::Uid> flag_pending_;    // known, flags changed, not told
   std::vector<store::Uid> recent_;       // ascending
   size_t keywords_told_ = 0;             // hub keywords covered by the last * FLAGS
+  std::vector<store::Uid> saved_;        // SEARCHRES "$", ascending
   bool deleted_ = false;
   bool deletion_told_ = false;
   std::function<void()> on_update_;

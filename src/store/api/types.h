@@ -192,4 +192,38 @@ struct ChangeSet {
   std::vector<ExpungedUid> expunged;  // UID order
 };
 
+// ---- Full-text search (UserStore::text_candidates, search_texts) ----
+
+// Which parts of a message's search text a query looks in (a bitmask).
+using TextColumns = std::uint8_t;
+// The decoded From, To, Cc, Bcc and Subject.
+inline constexpr TextColumns kTextAddresses = 1u << 0;
+// Every header field, one "name: value" line each.
+inline constexpr TextColumns kTextHeaders = 1u << 1;
+// The text of the body parts and attachment names.
+inline constexpr TextColumns kTextBody = 1u << 2;
+
+struct TextQuery {
+  TextColumns columns = 0;
+  // Case-folded UTF-8 strings (mime::fold_case) that must all occur in one
+  // of the columns.
+  std::vector<std::string> needles;
+};
+
+// A message's search text as the store keeps it: the bytes of
+// mime::serialize_search_text of the case-folded text.
+struct SearchTextEntry {
+  Uid uid = 0;
+  std::string text;
+};
+
+// The state of a user's full-text index.
+struct SearchIndexStats {
+  bool enabled = false;
+  std::uint64_t messages = 0;     // messages of the user
+  std::uint64_t indexed = 0;      // of them, with their text in the index
+  std::uint64_t index_bytes = 0;  // on disk: stored text and the index over it
+  std::uint64_t mail_bytes = 0;   // the messages' sizes
+};
+
 }  // namespace peregrine::store

@@ -15,6 +15,7 @@
 
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -137,6 +138,24 @@ class UserStore {
   // What changed after `since`: messages whose MODSEQ is greater and
   // messages expunged with a greater MODSEQ.
   virtual base::Result<ChangeSet> changes_since(std::string_view mailbox, ModSeq since) = 0;
+
+  // ---- Full-text index ----
+
+  // The UIDs (ascending) of a superset of the messages of `mailbox` whose
+  // search text holds every needle of `query` in one of its columns; the
+  // caller confirms each. nullopt when the index cannot narrow the search
+  // (switched off, or every needle too short for it): then every message is a
+  // candidate. An index found corrupt is rebuilt before answering.
+  virtual base::Result<std::optional<std::vector<Uid>>> text_candidates(std::string_view mailbox,
+                                                                        const TextQuery& query) = 0;
+  // The stored search texts of the messages in `uids`, ascending UIDs.
+  // Messages whose text is not stored (the index is off) are left out: the
+  // caller builds their text from the message itself.
+  virtual base::Result<std::vector<SearchTextEntry>> search_texts(std::string_view mailbox,
+                                                                  const UidSet& uids) = 0;
+  virtual base::Result<SearchIndexStats> search_index_stats() = 0;
+  // Drops the full-text index and builds it again from the message files.
+  virtual base::Result<SearchIndexStats> rebuild_search_index() = 0;
 
   // Folds in changes other programs made to the user's mail (new files,
   // flags changed by renaming, files removed, folders created or removed)

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <utility>
 
+#include "store/maildir/sql_util.h"
+
 namespace peregrine::store::maildir {
 namespace {
 
@@ -73,6 +75,22 @@ CREATE TABLE pending_renames (
   to_path TEXT NOT NULL
 );
 )sql",
+    // 1 -> 2: the full-text index (docs/formats/maildir-store.md, "Full-text
+    // index"). search_docs keeps each message's folded search text,
+    // compressed; search_fts indexes its trigrams without a copy of the text
+    // (contentless), kept in step by the triggers, which unpack the text
+    // with peregrine_search_column (registered by Index::open).
+    R"sql(
+CREATE TABLE search_docs (
+  id INTEGER PRIMARY KEY,
+  mailbox_id INTEGER NOT NULL,
+  uid INTEGER NOT NULL,
+  text BLOB NOT NULL,
+  UNIQUE (mailbox_id, uid),
+  FOREIGN KEY (mailbox_id, uid) REFERENCES messages(mailbox_id, uid)
+    ON DELETE CASCADE ON UPDATE CASCADE
+);
+)sql",
 };
 static_assert(std::size(kMigrations) == kIndexSchemaVersion);
 
@@ -109,45 +127,6 @@ MessageRow read_message(const Statement& s) {
   row.base_name = std::string(s.column_text(7));
   row.file_name = std::string(s.column_text(8));
   return row;
-}
-
-std::string sql(std::string_view a, std::string_view b, std::string_view c = {}) {
-  std::string out(a);
-  out += b;
-  out += c;
-  return out;
-}
-
-// Runs a statement that returns no rows.
-template <typename Bind>
-Result<void> run(Database& db, std::string_view text, Bind&& bind) {
-  auto s = db.prepare(text);
-  if (!s) {
-    return std::unexpected(s.error());
-  }
-  bind(*s);
-  return s->run();
-}
-
-// Collects every row of a statement through `read`.
-template <typename T, typename Bind, typename Read>
-Result<std::vector<T>> collect(Database& db, std::string_view text, Bind&& bind, Read&& read) {
-  auto s = db.prepare(text);
-  if (!s) {
-    return std::unexpected(s.error());
-  }
-  bind(*s);
-  std::vector<T> out;
-  for (;;) {
-    auto row = s->step();
-    if (!row) {
-      return std::unexpected(row.error());
-    }
-    if (!*row) {
-      return out;
-    }
-    out.push_back(read(*s));
-  }
 }
 
 }  // namespace
@@ -193,6 +172,9 @@ Result<std::unique_ptr<Index>> Index::open(const std::filesystem::path& path, in
   if (auto r = (*db)->exec(pragmas); !r) {
     return std::unexpected(r.error());
   }
+  if (auto r = register_search_functions(**db); !r) {
+    return std::unexpected(r.error());
+  }
   std::unique_ptr<Index> index(new Index(std::move(*db)));
   if (auto r = index->migrate(); !r) {
     return std::unexpected(r.error());
@@ -224,12 +206,18 @@ Result<void> Index::migrate() {
                                                       std::to_string(kIndexSchemaVersion) + ")");
   }
   if (version == kIndexSchemaVersion) {
+    if (auto r = create_search_fts(); !r) {
+      return r;
+    }
     return tx->commit();
   }
   for (auto v = version; v < kIndexSchemaVersion; ++v) {
     if (auto r = db_->exec(kMigrations[v]); !r) {
       return r;
     }
+  }
+  if (auto r = create_search_fts(); !r) {
+    return r;
   }
   if (auto r = db_->exec("PRAGMA user_version = " + std::to_string(kIndexSchemaVersion)); !r) {
     return r;

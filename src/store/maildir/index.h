@@ -17,13 +17,14 @@
 #include <vector>
 
 #include "base/result.h"
+#include "mime/search_text.h"
 #include "store/api/types.h"
 #include "store/api/uid_set.h"
 #include "store/maildir/sqlite.h"
 
 namespace peregrine::store::maildir {
 
-inline constexpr int kIndexSchemaVersion = 1;
+inline constexpr int kIndexSchemaVersion = 2;
 
 struct MailboxRow {
   std::int64_t id = 0;
@@ -121,6 +122,35 @@ class Index {
   base::Result<std::vector<ExpungedUid>> expunged_since(std::int64_t mailbox_id, ModSeq since);
   base::Result<std::vector<Uid>> uids_from(std::int64_t mailbox_id, Uid first);
 
+  // ---- Full-text index (search_index.cc) ----
+  // Stores a message's search text (pack_search_text) and indexes it.
+  base::Result<void> insert_search_text(std::int64_t mailbox_id, Uid uid, std::string_view packed);
+  // Gives message `to` a copy of the text of message `from` (copy).
+  base::Result<void> copy_search_text(std::int64_t from_mailbox, Uid from_uid,
+                                      std::int64_t to_mailbox, Uid to_uid);
+  // Hands the text of message `from` to message `to` (move): no reindexing.
+  base::Result<void> move_search_text(std::int64_t from_mailbox, Uid from_uid,
+                                      std::int64_t to_mailbox, Uid to_uid);
+  // UserStore::text_candidates for one mailbox. nullopt when no needle has
+  // three characters or more.
+  base::Result<std::optional<std::vector<Uid>>> text_candidates(std::int64_t mailbox_id,
+                                                                const TextQuery& query);
+  // The unpacked texts (mime::serialize_search_text bytes) of `uids`.
+  base::Result<std::vector<SearchTextEntry>> search_texts(std::int64_t mailbox_id,
+                                                          const UidSet& uids);
+  // Counts and sizes; index_bytes from the pages the tables use.
+  base::Result<SearchIndexStats> search_stats();
+  // Whether the trigram index agrees with the stored texts (same number of
+  // documents, and it can be read).
+  base::Result<bool> search_fts_healthy();
+  // Drops the trigram index and indexes every stored text again.
+  base::Result<void> rebuild_search_fts();
+  // Drops every stored text and the trigram index (before a full rebuild).
+  base::Result<void> clear_search_index();
+  // Up to `limit` messages (mailbox id, row) that have no stored text.
+  base::Result<std::vector<std::pair<std::int64_t, MessageRow>>> messages_without_text(
+      std::size_t limit);
+
   // ---- Journal of renames still to do on disk ----
   base::Result<void> add_pending_rename(std::string_view from, std::string_view to);
   base::Result<std::vector<PendingRename>> pending_renames();
@@ -129,9 +159,21 @@ class Index {
  private:
   explicit Index(std::unique_ptr<Database> db) : db_(std::move(db)) {}
   base::Result<void> migrate();
+  // Creates search_fts and its triggers when they are missing.
+  base::Result<void> create_search_fts();
 
   std::unique_ptr<Database> db_;
 };
+
+// Registers peregrine_search_column(text, n) on a connection: column n (0
+// addresses and subject, 1 headers, 2 body) of a packed search text.
+base::Result<void> register_search_functions(Database& db);
+// A folded search text as search_docs stores it: a format byte, then
+// mime::serialize_search_text's bytes, zlib-compressed (format 1) or not
+// (format 0).
+std::string pack_search_text(const mime::SearchText& folded);
+// mime::serialize_search_text's bytes again; nullopt when corrupt.
+std::optional<std::string> unpack_search_text(std::string_view packed);
 
 // Keywords as the index stores them: joined by single spaces (keywords never
 // contain one).

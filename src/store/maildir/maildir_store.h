@@ -34,6 +34,9 @@ struct MaildirOptions {
   MaildirFs* fs = nullptr;
   // The host part of new file names; empty means gethostname().
   std::string host_name;
+  // Whether messages' text is kept in the full-text index ([search] fts).
+  // Off, SEARCH reads and parses every message a text key looks at.
+  bool full_text_index = true;
   // How long an index write waits for another process's lock.
   int busy_timeout_ms = 5000;
 };

@@ -71,6 +71,13 @@ class MaildirUserStore final : public UserStore {
   base::Result<void> sync() override;
   base::Result<void> sync_mailbox(std::string_view mailbox) override;
 
+  base::Result<std::optional<std::vector<Uid>>> text_candidates(std::string_view mailbox,
+                                                                const TextQuery& query) override;
+  base::Result<std::vector<SearchTextEntry>> search_texts(std::string_view mailbox,
+                                                          const UidSet& uids) override;
+  base::Result<SearchIndexStats> search_index_stats() override;
+  base::Result<SearchIndexStats> rebuild_search_index() override;
+
   // The Maildir directory (for tests and tools).
   const std::filesystem::path& maildir() const { return maildir_; }
 
@@ -112,10 +119,10 @@ class MaildirUserStore final : public UserStore {
   // The row of mailbox `name`, read inside the caller's transaction; kOverQuota
   // when `count` more UIDs would take uidnext past 2^32 - 1.
   base::Result<MailboxRow> mailbox_with_room(std::string_view name, std::size_t count);
-  // Inserts `copy` (with its new UID) into `dest`, with the cache record of
-  // message `source_uid` of `source`.
+  // Inserts `copy` (with its new UID) into `dest`, with the cache record and
+  // search text of message `source_uid` of `source` (handed over when `move`).
   base::Result<void> insert_copy(const MailboxRow& source, Uid source_uid, const MailboxRow& dest,
-                                 const MessageRow& copy);
+                                 const MessageRow& copy, bool move);
   // copy_once or move_once of messages `uids` (none is a success) between the
   // named mailboxes; when a message file vanished under it (kExpunged),
   // resyncs the source and tries once more.
@@ -136,6 +143,14 @@ class MaildirUserStore final : public UserStore {
   // it is INBOX or a mailbox of that name exists.
   base::Result<std::string> new_mailbox_name(std::string_view name);
   base::Result<void> rename_inbox(std::string_view to);
+
+  // ---- search.cc ----
+  // At open, with the index on: rebuilds a missing or damaged trigram index
+  // from the stored texts, then indexes the messages that have no text yet.
+  base::Result<void> check_search_index();
+  // Stores and indexes the text of every message that has none, reading the
+  // message files, in batches of one transaction each.
+  base::Result<void> index_missing_texts();
 
   // ---- sync.cc ----
   // Adopts folder directories other programs made and forgets mailboxes
@@ -161,6 +176,9 @@ class MaildirUserStore final : public UserStore {
 };
 
 // ---- Shared by the .cc files ----
+
+// The packed (pack_search_text) case-folded form of a message's search text.
+std::string packed_search_text(mime::SearchText text);
 
 // Wall-clock time.
 std::int64_t now_micros();

@@ -43,6 +43,7 @@ Result<AppendResult> MaildirUserStore::append(std::string_view mailbox,
   struct Prepared {
     MessageRow row;
     std::string record;
+    std::string search_text;  // packed; empty when the full-text index is off
   };
   std::vector<Prepared> prepared;
   prepared.reserve(messages.size());
@@ -79,7 +80,11 @@ Result<AppendResult> MaildirUserStore::append(std::string_view mailbox,
           "message larger than " + std::to_string(options_.max_message_size) + " bytes");
     }
     Prepared p;
-    p.record = mime::serialize(mime::analyze_message(bytes).record);
+    mime::AnalyzedMessage analyzed = mime::analyze_message(bytes);
+    p.record = mime::serialize(analyzed.record);
+    if (options_.full_text_index) {
+      p.search_text = packed_search_text(std::move(analyzed.text));
+    }
     p.row.meta.flags = m.flags & kAllSystemFlags;
     p.row.meta.keywords = std::move(*keywords);
     p.row.meta.internal_date = m.internal_date.value_or(InternalDate{now_seconds, 0});
@@ -123,6 +128,11 @@ Result<AppendResult> MaildirUserStore::append(std::string_view mailbox,
       p.row.meta.modseq = modseq;
       if (auto r = index_->insert_message(current->id, p.row, p.record); !r) {
         return r;
+      }
+      if (!p.search_text.empty()) {
+        if (auto r = index_->insert_search_text(current->id, p.row.meta.uid, p.search_text); !r) {
+          return r;
+        }
       }
     }
     if (auto r = index_->set_counters(current->id, uid, modseq); !r) {
@@ -351,11 +361,17 @@ Result<MailboxRow> MaildirUserStore::mailbox_with_room(std::string_view name, st
 }
 
 Result<void> MaildirUserStore::insert_copy(const MailboxRow& source, Uid source_uid,
-                                           const MailboxRow& dest, const MessageRow& copy) {
+                                           const MailboxRow& dest, const MessageRow& copy,
+                                           bool move) {
   if (auto r = index_->insert_message(dest.id, copy, std::nullopt); !r) {
     return r;
   }
-  return index_->copy_cache_record(source.id, source_uid, dest.id, copy.meta.uid);
+  if (auto r = index_->copy_cache_record(source.id, source_uid, dest.id, copy.meta.uid); !r) {
+    return r;
+  }
+  // A moved message keeps its indexed text; a copy indexes it again.
+  return move ? index_->move_search_text(source.id, source_uid, dest.id, copy.meta.uid)
+              : index_->copy_search_text(source.id, source_uid, dest.id, copy.meta.uid);
 }
 
 Result<CopyResult> MaildirUserStore::copy(std::string_view source, const UidSet& uids,
@@ -414,7 +430,7 @@ Result<CopyResult> MaildirUserStore::copy_once(const MailboxRow& source,
       const Uid source_uid = c.meta.uid;
       c.meta.uid = uid++;
       c.meta.modseq = modseq;
-      if (auto r = insert_copy(source, source_uid, *current, c); !r) {
+      if (auto r = insert_copy(source, source_uid, *current, c, /*move=*/false); !r) {
         return r;
       }
       result.mapping.push_back(UidMapping{source_uid, c.meta.uid});
@@ -514,7 +530,7 @@ Result<CopyResult> MaildirUserStore::move_once(const MailboxRow& source,
       MessageRow moved = m;
       moved.meta.uid = uid++;
       moved.meta.modseq = modseq;
-      if (auto r = insert_copy(source, m.meta.uid, *current, moved); !r) {
+      if (auto r = insert_copy(source, m.meta.uid, *current, moved, /*move=*/true); !r) {
         return std::unexpected(r.error());
       }
       if (auto r = index_->expunge_message(source.id, m.meta.uid, src_modseq); !r) {

@@ -195,6 +195,15 @@ base::Result<Transaction> Database::begin() {
   return Transaction(this);
 }
 
+base::Result<void> Database::create_function(const char* name, int args, SqlFunction fn) {
+  int rc = sqlite3_create_function_v2(db_, name, args, SQLITE_UTF8 | SQLITE_DETERMINISTIC, nullptr,
+                                      fn, nullptr, nullptr, nullptr);
+  if (rc != SQLITE_OK) {
+    return std::unexpected(error(rc, name));
+  }
+  return {};
+}
+
 std::int64_t Database::changes() const { return sqlite3_changes64(db_); }
 
 std::int64_t Database::last_insert_rowid() const { return sqlite3_last_insert_rowid(db_); }

@@ -18,6 +18,8 @@
 
 struct sqlite3;
 struct sqlite3_stmt;
+struct sqlite3_context;
+struct sqlite3_value;
 
 namespace peregrine::store::maildir {
 
@@ -87,6 +89,11 @@ class Database {
   // A statement for `sql`, prepared once per connection and cached.
   base::Result<Statement> prepare(std::string_view sql);
   base::Result<Transaction> begin();
+
+  // Registers a deterministic SQL function of `args` arguments for this
+  // connection (triggers of the schema may call it).
+  using SqlFunction = void (*)(sqlite3_context*, int, sqlite3_value**);
+  base::Result<void> create_function(const char* name, int args, SqlFunction fn);
 
   // Rows changed by the last INSERT/UPDATE/DELETE.
   std::int64_t changes() const;

@@ -338,6 +338,7 @@ Result<void> MaildirUserStore::sync_row(const MailboxRow& stale) {
   struct Adopted {
     MessageRow row;
     std::string record;
+    std::string search_text;  // packed; empty when the full-text index is off
   };
   std::vector<Adopted> adopted;
   for (const std::string& name : candidates) {
@@ -386,7 +387,11 @@ Result<void> MaildirUserStore::sync_row(const MailboxRow& stale) {
       touched_dirs = true;
     }
     Adopted a;
-    a.record = mime::serialize(mime::analyze_message(*bytes).record);
+    mime::AnalyzedMessage analyzed = mime::analyze_message(*bytes);
+    a.record = mime::serialize(analyzed.record);
+    if (options_.full_text_index) {
+      a.search_text = packed_search_text(std::move(analyzed.text));
+    }
     a.row.base_name = std::move(base);
     a.row.file_name = std::move(file_name);
     a.row.meta.flags = flags_from_letters(parts.letters);
@@ -445,6 +450,11 @@ Result<void> MaildirUserStore::sync_row(const MailboxRow& stale) {
       a.row.meta.modseq = modseq;
       if (auto r = index_->insert_message(row.id, a.row, a.record); !r) {
         return r;
+      }
+      if (!a.search_text.empty()) {
+        if (auto r = index_->insert_search_text(row.id, a.row.meta.uid, a.search_text); !r) {
+          return r;
+        }
       }
     }
     if (auto r = index_->set_counters(row.id, uid, modseq); !r) {

@@ -47,6 +47,12 @@ void append(CommandContext& ctx);
 // search.cc
 void search(CommandContext& ctx);
 
+// sort.cc
+void sort(CommandContext& ctx);  // SORT and UID SORT
+
+// thread.cc
+void thread(CommandContext& ctx);  // THREAD and UID THREAD
+
 // fetch.cc
 void fetch(CommandContext& ctx);
 

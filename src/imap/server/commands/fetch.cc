@@ -129,30 +129,13 @@ class FetchJob final : public ResumableCommand {
     return end;
   }
 
-  // The message's cache record, rebuilt from the file when the store has
-  // none (or one this build cannot read).
-  std::optional<mime::CacheRecord> record_of(std::string_view stored, LazyBody& body) {
-    if (auto record = mime::deserialize(stored)) {
-      return record;
-    }
-    auto b = body.get();
-    if (!b) {
-      return std::nullopt;
-    }
-    auto bytes = (*b)->read_all();
-    if (!bytes) {
-      return std::nullopt;
-    }
-    return mime::analyze_message(*bytes).record;
-  }
-
   void write_message(CommandContext& ctx, std::uint32_t seq, const store::MessageMeta& meta,
                      std::string_view stored_record, bool seen_now) {
     SelectedView& view = ctx.view();
     LazyBody body(ctx.store(), view.hub().name(), meta.uid);
     std::optional<mime::CacheRecord> record;
     if (needs_record_) {
-      record = record_of(stored_record, body);
+      record = cache_record_of(stored_record, body);
       if (!record) {
         read_failed_ = true;
         return;

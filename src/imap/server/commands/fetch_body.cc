@@ -6,6 +6,22 @@
 #include "mime/transfer.h"
 
 namespace peregrine::imap {
+
+std::optional<mime::CacheRecord> cache_record_of(std::string_view stored, LazyBody& body) {
+  if (auto record = mime::deserialize(stored)) {
+    return record;
+  }
+  auto b = body.get();
+  if (!b) {
+    return std::nullopt;
+  }
+  auto bytes = (*b)->read_all();
+  if (!bytes) {
+    return std::nullopt;
+  }
+  return mime::analyze_message(*bytes).record;
+}
+
 namespace {
 
 // The section a body item stands for.

@@ -11,6 +11,7 @@
 
 #include "base/result.h"
 #include "imap/proto/fetch_item.h"
+#include "mime/cache_record.h"
 #include "mime/section.h"
 #include "store/api/body.h"
 #include "store/api/user_store.h"
@@ -32,6 +33,11 @@ class LazyBody {
   store::Uid uid_;
   std::unique_ptr<store::Body> body_;
 };
+
+// The message's cache record from its stored bytes, rebuilt from the
+// message file when the store has none (or one this build cannot read);
+// nullopt when the file cannot be read either.
+std::optional<mime::CacheRecord> cache_record_of(std::string_view stored, LazyBody& body);
 
 struct SectionBytes {
   bool nil = false;          // the part does not exist (`bytes` is empty)

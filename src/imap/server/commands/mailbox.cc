@@ -97,7 +97,7 @@ void rename(CommandContext& ctx) {
     return ctx.fail(renamed.error());
   }
   if (!is_inbox(args.from)) {
-    ctx.session.user->mailbox_renamed(args.from, args.to);
+    mailbox_renamed(*ctx.session.user, args.from, args.to);
   }
   ctx.ok("Rename completed");
 }

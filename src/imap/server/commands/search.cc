@@ -1,55 +1,60 @@
-// SEARCH and UID SEARCH: every RFC 3501 key (search_eval.h), CHARSET, and
-// the ESEARCH result options MIN, MAX, COUNT, ALL (RFC 4731).
+// SEARCH and UID SEARCH: every RFC 3501/9051 key, evaluated by
+// search::evaluate (src/search) through select_messages, the one place
+// SEARCH, SORT and THREAD evaluate a key; CHARSET (UTF-8, US-ASCII, and the
+// charsets the MIME engine converts); the ESEARCH result options MIN, MAX,
+// COUNT, ALL (RFC 4731) and SAVE (RFC 5182).
 
 #include "imap/proto/response_writer.h"
 #include "imap/server/commands/commands.h"
-#include "imap/server/search_eval.h"
+#include "imap/server/commands/sort_thread_input.h"
 
 namespace peregrine::imap::commands {
 
 void search(CommandContext& ctx) {
   const auto& args = std::get<Search>(ctx.command.args);
-  if (args.result_options && args.result_options->save) {
-    return ctx.bad("SEARCH RETURN (SAVE) is not supported");
-  }
   SelectedView& view = ctx.view();
-  SearchEvaluator eval(view, ctx.store(), args.key, args.charset.value_or(""));
-  if (const auto& e = eval.error()) {
-    if (e->code == base::MailError::kNotFound) {
-      const std::string supported[] = {"US-ASCII", "UTF-8"};
-      return ctx.no(ResponseCode::bad_charset(supported), e->message);
+  const bool save = args.result_options && args.result_options->save;
+  auto found = select_messages(ctx, args.key, args.charset.value_or(""));
+  if (!found) {
+    // RFC 5182 §2.1: a failed SEARCH with SAVE leaves "$" empty.
+    if (save) {
+      view.set_saved_result({});
     }
-    return ctx.bad(e->message);
+    return;
   }
-  std::vector<std::uint32_t> found;
-  for (std::uint32_t seq = 1; seq <= view.count(); ++seq) {
-    if (eval.matches(seq)) {
-      found.push_back(ctx.command.uid ? view.uid_at(seq) : seq);
-    }
+  std::vector<std::uint32_t> numbers;
+  numbers.reserve(found->size());
+  for (std::uint32_t seq : *found) {
+    numbers.push_back(ctx.command.uid ? view.uid_at(seq) : seq);
   }
   if (!args.result_options) {
-    write_search(ctx.out, found);
+    write_search(ctx.out, numbers);
     return ctx.ok("Search completed");
   }
   const SearchReturn& ret = *args.result_options;
-  ESearchResponse r;
-  r.tag = ctx.command.tag;
-  r.uid = ctx.command.uid;
-  if (!found.empty()) {
-    if (ret.min) {
-      r.min = found.front();
+  if (save) {
+    // With MIN and/or MAX alone, only those are saved (RFC 5182 §2.1).
+    std::vector<store::Uid> uids;
+    if ((ret.min || ret.max) && !ret.all && !ret.count) {
+      if (!found->empty() && ret.min) {
+        uids.push_back(view.uid_at(found->front()));
+      }
+      if (!found->empty() && ret.max && (!ret.min || found->size() > 1)) {
+        uids.push_back(view.uid_at(found->back()));
+      }
+    } else {
+      uids.reserve(found->size());
+      for (std::uint32_t seq : *found) {
+        uids.push_back(view.uid_at(seq));
+      }
     }
-    if (ret.max) {
-      r.max = found.back();
-    }
-    if (ret.all) {
-      r.all = SequenceSet::from_sorted(found);
+    view.set_saved_result(std::move(uids));
+    if (!ret.min && !ret.max && !ret.all && !ret.count) {
+      // SAVE alone: no ESEARCH response (RFC 5182 §2.1).
+      return ctx.ok("Search completed, result saved");
     }
   }
-  if (ret.count) {
-    r.count = static_cast<std::uint32_t>(found.size());
-  }
-  write_esearch(ctx.out, r);
+  write_esearch(ctx.out, esearch_response(ctx.command.tag, ctx.command.uid, ret, numbers));
   ctx.ok("Search completed");
 }
 

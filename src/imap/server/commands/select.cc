@@ -41,7 +41,7 @@ void select(CommandContext& ctx) {
   if (!args.params.empty()) {
     return ctx.bad("Parameter " + args.params.front().name + " is not supported");
   }
-  auto hub = s.user->hub(args.mailbox);
+  auto hub = open_hub(*s.user, args.mailbox);
   if (!hub) {
     return ctx.fail(hub.error());
   }

@@ -1,0 +1,37 @@
+#pragma once
+
+// What SEARCH, SORT and THREAD start from: the messages their search key selects,
+// and each one's facts and cache record. Internal to imap/server.
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "imap/server/command_context.h"
+#include "mime/cache_record.h"
+#include "search/message_keys.h"
+
+namespace peregrine::imap::commands {
+
+// The sequence numbers of the messages `key` matches, ascending; ghosts
+// (expunged, not yet told) are left out. On a bad key or charset, sets the
+// tagged answer (BAD, or NO [BADCHARSET]) and returns nullopt.
+//
+// The one place SEARCH, SORT and THREAD evaluate a search key.
+std::optional<std::vector<std::uint32_t>> select_messages(CommandContext& ctx, const SearchKey& key,
+                                                          std::string_view charset);
+
+using MessageVisitor =
+    std::function<void(const search::MessageFacts&, const mime::CacheRecord* record)>;
+
+// Calls `visit` for each of `seqs` (ascending, no ghosts) in order, with its
+// cache record: read from the store in batches, one record alive at a time;
+// a message whose record is missing or unreadable is parsed from its file
+// once; `record` is null only when even that fails.
+void for_each_message(CommandContext& ctx, std::span<const std::uint32_t> seqs,
+                      const MessageVisitor& visit);
+
+}  // namespace peregrine::imap::commands

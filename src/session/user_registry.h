@@ -1,0 +1,99 @@
+#pragma once
+
+// The users logged in to this process. Every session of a user, whatever
+// its protocol (IMAP, POP3, LMTP delivery), shares one UserContext: the
+// user's open UserStore, so that a change one session makes reaches the
+// others through the store's listeners at once, plus one slot per protocol
+// for the per-user state it keeps (IMAP keeps its open mailbox hubs there).
+//
+// Thread safety
+// -------------
+// None inside a UserContext. Every call to it, to its UserStore and to what
+// its attachments hold happens serialized on the user's strand (DESIGN.md:
+// a user's store operations run on one strand; the strand key is the user
+// name). The last reference must be dropped on that strand too. The
+// `runtime` value is set once at creation and may be read from any thread.
+// UserRegistry::acquire() may be called from any thread.
+
+#include <any>
+#include <condition_variable>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <typeindex>
+
+#include "base/result.h"
+#include "store/api/user_store.h"
+
+namespace peregrine::session {
+
+class UserContext {
+ public:
+  UserContext(std::unique_ptr<store::UserStore> store, std::any runtime);
+  ~UserContext();
+  UserContext(const UserContext&) = delete;
+  UserContext& operator=(const UserContext&) = delete;
+
+  const std::string& user() const { return store_->user(); }
+  store::UserStore& store() { return *store_; }
+
+  // The protocol state of type T kept for this user, default-constructed on
+  // first use and destroyed before the store closes. One per type.
+  template <typename T>
+  T& attachment() {
+    std::shared_ptr<void>& slot = attachments_[std::type_index(typeid(T))];
+    if (!slot) {
+      slot = std::make_shared<T>();
+    }
+    return *static_cast<T*>(slot.get());
+  }
+
+  // What the network layer attached at creation (e.g. the user's strand).
+  const std::any& runtime() const { return runtime_; }
+
+ private:
+  std::unique_ptr<store::UserStore> store_;
+  // Declared after store_ so that it is destroyed first.
+  std::map<std::type_index, std::shared_ptr<void>> attachments_;
+  const std::any runtime_;
+};
+
+// Hands out one UserContext per user, opening the user's store on first use
+// and closing it when the last session lets go. A mutex guards the table; it
+// is held while a store is opened or closed, so that one user never has two
+// stores open (a context being destroyed is waited for).
+class UserRegistry {
+ public:
+  struct Options {
+    // Called once per new context, under the registry's lock: the value the
+    // network layer wants to find in UserContext::runtime() (its strand).
+    std::function<std::any(std::string_view user)> make_runtime;
+  };
+
+  // `store` must outlive the registry and every context it handed out.
+  UserRegistry(store::Store& store, Options options);
+  explicit UserRegistry(store::Store& store) : UserRegistry(store, Options{}) {}
+  ~UserRegistry();
+
+  // The user's context, opening the store (at `home` when not empty) if no
+  // session of the user holds it. Errors: those of Store::open_user.
+  base::Result<std::shared_ptr<UserContext>> acquire(std::string_view user,
+                                                     const std::string& home);
+
+  // Users with an open context (for tests and metrics).
+  size_t open_users() const;
+
+ private:
+  void release(UserContext* context);
+
+  store::Store& store_;
+  Options options_;
+  mutable std::mutex mu_;
+  std::condition_variable released_;
+  std::map<std::string, std::weak_ptr<UserContext>, std::less<>> users_;  // guarded by mu_
+};
+
+}  // namespace peregrine::session

@@ -1,0 +1,186 @@
+// The full-text index operations of MaildirUserStore (the tables and queries
+// are in search_index.cc): candidates and texts for SEARCH, statistics, and
+// the upkeep that rebuilds a missing or damaged index.
+
+#include "base/log.h"
+#include "mime/case_fold.h"
+#include "mime/part.h"
+#include "store/maildir/maildir_user_store.h"
+
+namespace peregrine::store::maildir {
+
+using base::MailError;
+using base::Result;
+
+namespace {
+
+// Messages indexed per transaction when filling in missing texts.
+constexpr std::size_t kFillBatch = 256;
+
+}  // namespace
+
+std::string packed_search_text(mime::SearchText text) {
+  mime::fold_search_text(text);
+  return pack_search_text(text);
+}
+
+Result<std::optional<std::vector<Uid>>> MaildirUserStore::text_candidates(std::string_view mailbox,
+                                                                          const TextQuery& query) {
+  if (!options_.full_text_index) {
+    return std::optional<std::vector<Uid>>();
+  }
+  auto row = require_mailbox(mailbox);
+  if (!row) {
+    return std::unexpected(row.error());
+  }
+  auto found = index_->text_candidates(row->id, query);
+  if (found || found.error().code != MailError::kInternal) {
+    return found;
+  }
+  // The trigram index is damaged: build it again from the stored texts, and
+  // ask once more.
+  base::log(base::LogLevel::kWarn, "search_index_rebuild",
+            {{"user", user_}, {"reason", found.error().message}});
+  {
+    auto tx = index_->begin();
+    if (!tx) {
+      return std::unexpected(tx.error());
+    }
+    if (auto r = index_->rebuild_search_fts(); !r) {
+      return std::unexpected(r.error());
+    }
+    if (auto r = tx->commit(); !r) {
+      return std::unexpected(r.error());
+    }
+  }
+  return index_->text_candidates(row->id, query);
+}
+
+Result<std::vector<SearchTextEntry>> MaildirUserStore::search_texts(std::string_view mailbox,
+                                                                    const UidSet& uids) {
+  auto row = require_mailbox(mailbox);
+  if (!row) {
+    return std::unexpected(row.error());
+  }
+  return index_->search_texts(row->id, uids);
+}
+
+Result<SearchIndexStats> MaildirUserStore::search_index_stats() {
+  auto stats = index_->search_stats();
+  if (stats) {
+    stats->enabled = options_.full_text_index;
+  }
+  return stats;
+}
+
+Result<SearchIndexStats> MaildirUserStore::rebuild_search_index() {
+  {
+    auto tx = index_->begin();
+    if (!tx) {
+      return std::unexpected(tx.error());
+    }
+    if (auto r = index_->clear_search_index(); !r) {
+      return std::unexpected(r.error());
+    }
+    if (auto r = tx->commit(); !r) {
+      return std::unexpected(r.error());
+    }
+  }
+  if (auto r = index_missing_texts(); !r) {
+    return std::unexpected(r.error());
+  }
+  return search_index_stats();
+}
+
+Result<void> MaildirUserStore::check_search_index() {
+  auto healthy = index_->search_fts_healthy();
+  if (!healthy) {
+    return std::unexpected(healthy.error());
+  }
+  if (!*healthy) {
+    base::log(base::LogLevel::kWarn, "search_index_rebuild",
+              {{"user", user_}, {"reason", "missing or damaged"}});
+    bool rebuilt = false;
+    {
+      auto tx = index_->begin();
+      if (!tx) {
+        return std::unexpected(tx.error());
+      }
+      if (index_->rebuild_search_fts()) {
+        if (auto r = tx->commit(); !r) {
+          return r;
+        }
+        rebuilt = true;
+      }
+    }  // rolled back unless committed
+    if (!rebuilt) {
+      // The stored texts themselves are unreadable: start again from the files.
+      auto r = rebuild_search_index();
+      return r ? Result<void>() : std::unexpected(r.error());
+    }
+  }
+  return index_missing_texts();
+}
+
+Result<void> MaildirUserStore::index_missing_texts() {
+  auto mailboxes = index_->all_mailboxes();
+  if (!mailboxes) {
+    return std::unexpected(mailboxes.error());
+  }
+  std::size_t total = 0;
+  for (;;) {
+    auto missing = index_->messages_without_text(kFillBatch);
+    if (!missing) {
+      return std::unexpected(missing.error());
+    }
+    if (missing->empty()) {
+      break;
+    }
+    std::vector<std::pair<std::size_t, std::string>> texts;  // (index into missing, packed)
+    for (std::size_t i = 0; i < missing->size(); ++i) {
+      const auto& [mailbox_id, m] = (*missing)[i];
+      std::string name;
+      for (const MailboxRow& b : *mailboxes) {
+        if (b.id == mailbox_id) {
+          name = b.name;
+        }
+      }
+      std::string bytes;
+      if (!name.empty()) {
+        auto body = open_body(name, m.meta.uid);
+        if (body) {
+          bytes = (*body)->read_all().value_or(std::string());
+        }
+      }
+      // A message whose file cannot be read gets an empty text, so it is not
+      // tried again at every open; the next sync expunges it if it is gone.
+      mime::SearchText text;
+      if (!bytes.empty()) {
+        mime::Part root = mime::parse_message(bytes);
+        text = mime::build_search_text(bytes, root);
+      }
+      texts.emplace_back(i, packed_search_text(std::move(text)));
+    }
+    auto tx = index_->begin();
+    if (!tx) {
+      return std::unexpected(tx.error());
+    }
+    for (const auto& [i, packed] : texts) {
+      const auto& [mailbox_id, m] = (*missing)[i];
+      if (auto r = index_->insert_search_text(mailbox_id, m.meta.uid, packed); !r) {
+        return r;
+      }
+    }
+    if (auto r = tx->commit(); !r) {
+      return r;
+    }
+    total += missing->size();
+  }
+  if (total > 0) {
+    base::log(base::LogLevel::kInfo, "search_index_filled",
+              {{"user", user_}, {"messages", static_cast<unsigned long>(total)}});
+  }
+  return {};
+}
+
+}  // namespace peregrine::store::maildir

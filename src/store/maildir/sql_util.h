@@ -1,0 +1,56 @@
+#pragma once
+
+// Small helpers the Index's .cc files share to run typed queries.
+
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "base/result.h"
+#include "store/maildir/sqlite.h"
+
+namespace peregrine::store::maildir {
+
+// SQL text from pieces.
+inline std::string sql(std::string_view a, std::string_view b, std::string_view c = {}) {
+  std::string out(a);
+  out += b;
+  out += c;
+  return out;
+}
+
+// Runs a statement that returns no rows.
+template <typename Bind>
+base::Result<void> run(Database& db, std::string_view text, Bind&& bind) {
+  auto s = db.prepare(text);
+  if (!s) {
+    return std::unexpected(s.error());
+  }
+  bind(*s);
+  return s->run();
+}
+
+// Collects every row of a statement through `read`.
+template <typename T, typename Bind, typename Read>
+base::Result<std::vector<T>> collect(Database& db, std::string_view text, Bind&& bind,
+                                     Read&& read) {
+  auto s = db.prepare(text);
+  if (!s) {
+    return std::unexpected(s.error());
+  }
+  bind(*s);
+  std::vector<T> out;
+  for (;;) {
+    auto row = s->step();
+    if (!row) {
+      return std::unexpected(row.error());
+    }
+    if (!*row) {
+      return out;
+    }
+    out.push_back(read(*s));
+  }
+}
+
+}  // namespace peregrine::store::maildir
