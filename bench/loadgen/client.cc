@@ -5,11 +5,13 @@
 #include <algorithm>
 #include <asio/connect.hpp>
 #include <asio/read.hpp>
+#include <asio/redirect_error.hpp>
 #include <asio/steady_timer.hpp>
 #include <asio/use_awaitable.hpp>
 #include <asio/write.hpp>
 #include <cstdio>
 #include <stdexcept>
+#include <system_error>
 
 #include "bench/loadgen/messages.h"
 
@@ -75,17 +77,75 @@ bool Run::next_op() {
 
 // ------------------------------------------------------------ Connection
 
-Connection::Connection(asio::io_context& io) : socket_(io), framer_(kMaxResponse) {}
+void Watchdog::check(std::chrono::steady_clock::time_point now) {
+  for (Connection* c : connections_) {
+    std::chrono::steady_clock::time_point since;
+    if (c->waiting_since(since) && now - since > timeout_) {
+      c->expire();
+    }
+  }
+}
+
+Connection::Connection(asio::io_context& io, Watchdog& watchdog, asio::ssl::context* tls)
+    : watchdog_(watchdog), socket_(io), tls_context_(tls), framer_(kMaxResponse) {
+  watchdog_.add(this);
+}
+
+Connection::~Connection() { watchdog_.remove(this); }
+
+bool Connection::waiting_since(std::chrono::steady_clock::time_point& since) const {
+  since = wait_start_;
+  return waiting_;
+}
+
+void Connection::expire() {
+  expired_ = true;
+  asio::error_code ignored;
+  socket_.close(ignored);  // the pending operation completes with an error
+}
+
+void Connection::begin_wait() {
+  waiting_ = true;
+  wait_start_ = std::chrono::steady_clock::now();
+}
+
+void Connection::end_wait(const asio::error_code& ec) {
+  waiting_ = false;
+  if (expired_) {
+    throw std::runtime_error(
+        fmt::format("no response from the server in {} ms", watchdog_.timeout().count()));
+  }
+  if (ec) {
+    throw std::system_error(ec);
+  }
+}
 
 asio::awaitable<void> Connection::connect(const asio::ip::tcp::endpoint& endpoint) {
   close();
-  co_await socket_.async_connect(endpoint, asio::use_awaitable);
+  asio::error_code ec;
+  begin_wait();
+  co_await socket_.async_connect(endpoint, asio::redirect_error(asio::use_awaitable, ec));
+  end_wait(ec);
   socket_.set_option(asio::ip::tcp::no_delay(true));
+  if (tls_context_ != nullptr) {
+    tls_ = std::make_unique<asio::ssl::stream<asio::ip::tcp::socket&>>(socket_, *tls_context_);
+    begin_wait();
+    co_await tls_->async_handshake(asio::ssl::stream_base::client,
+                                   asio::redirect_error(asio::use_awaitable, ec));
+    end_wait(ec);
+  }
 }
 
 asio::awaitable<void> Connection::write(std::string_view bytes) {
-  co_await asio::async_write(socket_, asio::buffer(bytes.data(), bytes.size()),
-                             asio::use_awaitable);
+  asio::error_code ec;
+  begin_wait();
+  auto buffer = asio::buffer(bytes.data(), bytes.size());
+  if (tls_) {
+    co_await asio::async_write(*tls_, buffer, asio::redirect_error(asio::use_awaitable, ec));
+  } else {
+    co_await asio::async_write(socket_, buffer, asio::redirect_error(asio::use_awaitable, ec));
+  }
+  end_wait(ec);
 }
 
 asio::awaitable<std::string_view> Connection::read() {
@@ -110,14 +170,25 @@ asio::awaitable<std::string_view> Connection::read() {
     if (buffer_.size() - end_ < kReadChunk / 4) {
       buffer_.resize(std::max(buffer_.size() * 2, end_ + kReadChunk));
     }
-    std::size_t n = co_await socket_.async_read_some(
-        asio::buffer(buffer_.data() + end_, buffer_.size() - end_), asio::use_awaitable);
+    asio::error_code ec;
+    begin_wait();
+    auto buffer = asio::buffer(buffer_.data() + end_, buffer_.size() - end_);
+    std::size_t n = 0;
+    if (tls_) {
+      n = co_await tls_->async_read_some(buffer, asio::redirect_error(asio::use_awaitable, ec));
+    } else {
+      n = co_await socket_.async_read_some(buffer, asio::redirect_error(asio::use_awaitable, ec));
+    }
+    end_wait(ec);
     end_ += n;
   }
 }
 
 void Connection::close() {
+  expired_ = false;
+  waiting_ = false;
   asio::error_code ignored;
+  tls_.reset();
   socket_.close(ignored);
   buffer_.clear();
   start_ = end_ = consumed_ = 0;
@@ -131,7 +202,7 @@ Client::Client(Run& run, int id)
       id_(id),
       user_(run.options.user_for(id)),
       model_(&run.model_for(user_)),
-      conn_(run.io),
+      conn_(run.io, run.watchdog, run.tls.get()),
       tracker_(id, run.stats),
       rng_(run.options.seed * 1000003ULL + static_cast<std::uint64_t>(id)),
       pick_op_(run.options.mix.begin(), run.options.mix.end()) {
@@ -359,7 +430,7 @@ asio::awaitable<bool> Client::run_op(Op op, Op& done) {
 }
 
 asio::awaitable<bool> Client::op_login() {
-  Connection conn(run_.io);
+  Connection conn(run_.io, run_.watchdog, run_.tls.get());
   co_await conn.connect(run_.endpoint);
   co_await greeting(conn);
   Reply r = co_await login(conn, nullptr);
@@ -454,7 +525,7 @@ asio::awaitable<bool> Client::op_store(bool deleted, Op& done) {
     for (int i = 0; i < count; ++i) {
       const char* flag = kStoreFlags[rng_() % std::size(kStoreFlags)];
       if ((bits & model_->flag_bit(flag)) == 0) {
-        list += (list.empty() ? "" : " ") + std::string(flag);
+        list.append(list.empty() ? "" : " ").append(flag);
         bits |= model_->flag_bit(flag);
       }
     }

@@ -9,11 +9,14 @@
 #include <asio/awaitable.hpp>
 #include <asio/io_context.hpp>
 #include <asio/ip/tcp.hpp>
+#include <asio/ssl/context.hpp>
+#include <asio/ssl/stream.hpp>
 #include <chrono>
 #include <map>
 #include <memory>
 #include <random>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "bench/loadgen/mailbox_model.h"
@@ -23,13 +26,36 @@
 
 namespace peregrine::bench {
 
+class Connection;
+
+// Closes connections that wait too long for the server (--timeout), so a
+// server that stops answering ends the run with errors instead of hanging.
+class Watchdog {
+ public:
+  explicit Watchdog(std::chrono::milliseconds timeout) : timeout_(timeout) {}
+  void add(Connection* c) { connections_.insert(c); }
+  void remove(Connection* c) { connections_.erase(c); }
+  // Expires every connection whose read has waited longer than the timeout.
+  void check(std::chrono::steady_clock::time_point now);
+  std::chrono::milliseconds timeout() const { return timeout_; }
+
+ private:
+  std::chrono::milliseconds timeout_;
+  std::unordered_set<Connection*> connections_;
+};
+
 // What every client shares: options, counters, the mailbox models, the
 // stop condition.
 struct Run {
-  Run(asio::io_context& io_context, const Options& opts) : io(io_context), options(opts) {}
+  Run(asio::io_context& io_context, const Options& opts)
+      : io(io_context),
+        options(opts),
+        watchdog(std::chrono::milliseconds(static_cast<long long>(opts.timeout * 1000))) {}
 
   asio::io_context& io;
   const Options& options;
+  Watchdog watchdog;
+  std::unique_ptr<asio::ssl::context> tls;  // set with --tls
   asio::ip::tcp::endpoint endpoint;
   Stats stats;
   std::vector<std::string> messages;                            // APPEND sources, CRLF
@@ -46,7 +72,12 @@ struct Run {
 // A TCP connection that reads whole IMAP responses.
 class Connection {
  public:
-  explicit Connection(asio::io_context& io);
+  // `tls`: null for plaintext; else every connection starts with a TLS
+  // handshake.
+  Connection(asio::io_context& io, Watchdog& watchdog, asio::ssl::context* tls);
+  ~Connection();
+  Connection(const Connection&) = delete;
+  Connection& operator=(const Connection&) = delete;
 
   asio::awaitable<void> connect(const asio::ip::tcp::endpoint& endpoint);
   asio::awaitable<void> write(std::string_view bytes);
@@ -55,9 +86,22 @@ class Connection {
   asio::awaitable<std::string_view> read();
   void close();
   bool is_open() const { return socket_.is_open(); }
+  // Called by the watchdog: the pending read fails with "no response".
+  void expire();
+  bool waiting_since(std::chrono::steady_clock::time_point& since) const;
 
  private:
+  void begin_wait();
+  // Ends a watched operation; throws if it failed or the watchdog expired it.
+  void end_wait(const asio::error_code& ec);
+
+  Watchdog& watchdog_;
   asio::ip::tcp::socket socket_;
+  asio::ssl::context* tls_context_;
+  std::unique_ptr<asio::ssl::stream<asio::ip::tcp::socket&>> tls_;
+  bool waiting_ = false;
+  bool expired_ = false;
+  std::chrono::steady_clock::time_point wait_start_{};
   std::string buffer_;
   std::size_t start_ = 0;     // first byte of the current response
   std::size_t end_ = 0;       // bytes in buffer_ that hold data

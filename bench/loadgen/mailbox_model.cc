@@ -59,7 +59,7 @@ std::string MailboxModel::flag_text(FlagBits bits) const {
   std::string out = "(";
   for (std::size_t i = 0; i < names_.size(); ++i) {
     if (bits & (FlagBits{1} << i)) {
-      out += (out.size() > 1 ? " " : "") + names_[i];
+      out.append(out.size() > 1 ? " " : "").append(names_[i]);
     }
   }
   return out + ")";
@@ -105,7 +105,7 @@ void MailboxModel::observe(int client, std::uint32_t uid, FlagBits flags, std::u
   }
   std::string expected;
   for (auto it = m.history.rbegin(); it != m.history.rend() && it->first >= watermark; ++it) {
-    expected += (expected.empty() ? "" : " or ") + flag_text(it->second);
+    expected.append(expected.empty() ? "" : " or ").append(flag_text(it->second));
   }
   if (m.lock >= 0) {
     expected += " or " + flag_text(m.pending);
@@ -309,6 +309,12 @@ void SessionTracker::on_untagged(const Response& r) {
           violation(fmt::format("SEARCH returned message {} but only {} exist", n, exists()));
           break;
         }
+      }
+      break;
+    case Data::kMailboxStatus:
+      if (r.status_messages >= 0 && model_ != nullptr) {
+        model_->saw_count(static_cast<std::uint32_t>(r.status_messages),
+                          fmt::format("client {}: STATUS MESSAGES", client_));
       }
       break;
     default:

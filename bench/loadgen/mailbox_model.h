@@ -2,7 +2,7 @@
 
 // The state checks: what the generator knows about a mailbox, shared by every
 // client of one user in one mailbox, and what each client's session has been
-// told (docs/benchmarks.md, "What peregrine-bench checks").
+// told (docs/peregrine-bench.md, "What peregrine-bench checks").
 //
 // Correct under concurrency by construction:
 // - Flags change only through this generator's STOREs, and at most one STORE

@@ -1,4 +1,4 @@
-// peregrine-bench: a state-checking IMAP load generator (docs/benchmarks.md).
+// peregrine-bench: a state-checking IMAP load generator (docs/peregrine-bench.md).
 //
 // Runs N clients as coroutines on one thread (the generator shares the CPU
 // with the server it measures), in three phases: set up every client
@@ -12,6 +12,8 @@
 #include <asio/detached.hpp>
 #include <asio/io_context.hpp>
 #include <asio/ip/tcp.hpp>
+#include <asio/steady_timer.hpp>
+#include <asio/use_awaitable.hpp>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -28,16 +30,38 @@ namespace bench = peregrine::bench;
 namespace {
 
 constexpr int kGeneratedMessages = 16;
+constexpr std::chrono::milliseconds kWatchdogPeriod{100};
 
-// Runs `phase` on every client and the loop until all are done.
+// Runs `phase` on every client, with the watchdog, until all are done.
 template <typename Phase>
-void run_phase(asio::io_context& io, std::vector<std::unique_ptr<bench::Client>>& clients,
-               Phase phase) {
+void run_phase(bench::Run& run, std::vector<std::unique_ptr<bench::Client>>& clients, Phase phase) {
+  std::size_t active = clients.size();
   for (auto& client : clients) {
-    asio::co_spawn(io, phase(*client), asio::detached);
+    asio::co_spawn(
+        run.io,
+        [&, c = client.get()]() -> asio::awaitable<void> {
+          try {
+            co_await phase(*c);
+          } catch (const std::exception& e) {
+            run.stats.violation(std::string("client stopped: ") + e.what());
+          }
+          --active;
+        },
+        asio::detached);
   }
-  io.restart();
-  io.run();
+  asio::co_spawn(
+      run.io,
+      [&]() -> asio::awaitable<void> {
+        asio::steady_timer timer(run.io);
+        while (active > 0) {
+          timer.expires_after(kWatchdogPeriod);
+          co_await timer.async_wait(asio::use_awaitable);
+          run.watchdog.check(std::chrono::steady_clock::now());
+        }
+      },
+      asio::detached);
+  run.io.restart();
+  run.io.run();
 }
 
 }  // namespace
@@ -71,6 +95,12 @@ int main(int argc, char** argv) {
     run.messages = bench::generated_messages(options.seed, kGeneratedMessages);
   }
 
+  if (options.tls) {
+    // A benchmark on loopback: the server's certificate is not verified.
+    run.tls = std::make_unique<asio::ssl::context>(asio::ssl::context::tls_client);
+    run.tls->set_verify_mode(asio::ssl::verify_none);
+  }
+
   std::vector<std::unique_ptr<bench::Client>> clients;
   for (int i = 0; i < options.clients; ++i) {
     clients.push_back(std::make_unique<bench::Client>(run, i));
@@ -78,7 +108,7 @@ int main(int argc, char** argv) {
 
   int failed = 0;
   std::string first_error;
-  run_phase(io, clients, [&](bench::Client& c) -> asio::awaitable<void> {
+  run_phase(run, clients, [&](bench::Client& c) -> asio::awaitable<void> {
     if (!co_await c.setup()) {
       if (failed++ == 0) {
         first_error = c.setup_error;
@@ -88,15 +118,15 @@ int main(int argc, char** argv) {
   if (failed > 0) {
     std::cerr << "peregrine-bench: " << failed << " of " << options.clients
               << " clients could not start: " << first_error << "\n";
-    run_phase(io, clients, [](bench::Client& c) { return c.finish(); });
+    run_phase(run, clients, [](bench::Client& c) { return c.finish(); });
     return 2;
   }
 
   auto start = std::chrono::steady_clock::now();
   run.deadline = start + std::chrono::microseconds(static_cast<long long>(options.seconds * 1e6));
-  run_phase(io, clients, [](bench::Client& c) { return c.work(); });
+  run_phase(run, clients, [](bench::Client& c) { return c.work(); });
   double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  run_phase(io, clients, [](bench::Client& c) { return c.finish(); });
+  run_phase(run, clients, [](bench::Client& c) { return c.finish(); });
 
   bench::Stats::RunInfo info{options.workload, options.clients, elapsed};
   if (!options.json.empty()) {

@@ -95,7 +95,7 @@ std::vector<std::string> generated_messages(std::uint64_t seed, int count) {
     for (int l = 0; l < lines; ++l) {
       std::string line;
       for (int w = 0; w < 10; ++w) {
-        line += (w ? " " : "") + std::string(kWords[rng() % std::size(kWords)]);
+        line.append(w ? " " : "").append(kWords[rng() % std::size(kWords)]);
       }
       m += line + "\r\n";
     }

@@ -17,7 +17,7 @@ constexpr std::array<std::string_view, kOpCount> kNames = {
 
 // The default mix, in the manner of imaptest's default: every command of a
 // client's life, weighted so that reads dominate and APPEND roughly balances
-// EXPUNGE (docs/benchmarks.md lists the same numbers).
+// EXPUNGE (docs/peregrine-bench.md lists the same numbers).
 constexpr Mix kDefaultMix = {
     /*login=*/2,       /*list=*/5,   /*status=*/5,  /*select=*/5,  /*fetch_meta=*/8,
     /*fetch_body=*/20, /*store=*/20, /*expunge=*/8, /*append=*/10, /*search=*/5,
@@ -118,6 +118,10 @@ std::optional<Options> parse_options(int argc, char** argv, int& exit_code) {
   app.add_flag("--quiet", o.quiet, "print nothing but errors");
   app.add_option("--idle-ms", o.idle_ms, "milliseconds IDLE waits before DONE")
       ->check(CLI::Range(0.0, 60000.0));
+  app.add_option("--timeout", o.timeout, "seconds to wait for a response before giving up")
+      ->check(CLI::Range(0.01, 3600.0))
+      ->capture_default_str();
+  app.add_flag("--tls", o.tls, "implicit TLS (the certificate is not verified)");
   app.add_flag("!--no-check", o.check, "turn the state checks off");
   app.add_flag("--trace", o.trace, "print every command and response to stderr (debugging)");
   try {

@@ -1,6 +1,6 @@
 #pragma once
 
-// peregrine-bench's command line (docs/benchmarks.md, "peregrine-bench"):
+// peregrine-bench's command line (docs/peregrine-bench.md):
 // the CLI contract bench/compare.sh drives. Options may be added; the
 // existing ones keep their names and meaning.
 
@@ -52,6 +52,8 @@ struct Options {
   bool quiet = false;
   double idle_ms = 20;  // how long IDLE waits before DONE
   bool check = true;    // state checks (--no-check turns them off)
+  double timeout = 30;  // seconds a client waits for the server
+  bool tls = false;     // implicit TLS (RFC 8314), certificates not verified
   bool trace = false;   // print every command and response to stderr
 
   // The user name of client `index` (0-based): users round-robin.

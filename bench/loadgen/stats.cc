@@ -27,7 +27,7 @@ std::string json_string(std::string_view s) {
 std::string json_list(const std::vector<std::string>& items) {
   std::string out = "[";
   for (std::size_t i = 0; i < items.size(); ++i) {
-    out += (i ? ", " : "") + json_string(items[i]);
+    out.append(i ? ", " : "").append(json_string(items[i]));
   }
   return out + "]";
 }

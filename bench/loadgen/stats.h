@@ -2,7 +2,7 @@
 
 // Counts, latencies, errors and violations of one run, and the two ways of
 // printing them: a human table and the JSON bench/compare.sh reads
-// (docs/benchmarks.md gives its fields).
+// (docs/peregrine-bench.md gives its fields).
 //
 // Thread safety: none; the generator runs on one thread.
 

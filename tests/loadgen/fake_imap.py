@@ -10,7 +10,8 @@ Bugs (`bug=`), each one a kind of failure the generator must report:
 - "exists": once a message was appended, every EXISTS is one short.
 - "drop_flag": UID STORE +FLAGS drops the last flag it was given.
 - "tagged_no": LIST answers NO.
-- "wrong_tag": NOOP-like commands (LIST) answer with another tag.
+- "wrong_tag": LIST answers with another tag too.
+- "silent": LIST is never answered.
 - "expunged_fetch": after EXPUNGE, FETCH 1:* still returns the expunged
   message (as message 1, under its old UID).
 Standard library only.
@@ -121,6 +122,8 @@ class Handler(socketserver.StreamRequestHandler):
         elif cmd == b"LIST":
             if bug == "tagged_no":
                 self.send(tag + b" NO [SERVERBUG] list failed\r\n")
+            elif bug == "silent":
+                pass
             elif bug == "wrong_tag":
                 self.send(b'* LIST () "/" INBOX\r\nzz9 OK stray\r\n' + ok)
             else:
