@@ -121,7 +121,8 @@ TEST_F(SortThreadTest, Errors) {
   EXPECT_THAT(c_.run("e5 SORT () UTF-8 ALL"), HasSubstr("e5 BAD"));
   EXPECT_THAT(c_.run("e6 SORT (DATE) ALL"), HasSubstr("e6 BAD"));
   EXPECT_THAT(c_.run("e7 SORT RETURN (SAVE) (DATE) UTF-8 ALL"), HasSubstr("e7 BAD"));
-  EXPECT_THAT(c_.run("e8 SORT (DATE) UTF-8 $"), HasSubstr("e8 BAD"));
+  // "$" with no saved result is the empty set (RFC 5182 §2.1).
+  EXPECT_EQ(c_.run("e8 SORT (DATE) UTF-8 $"), "* SORT\r\ne8 OK Sort completed\r\n");
   c_.run("u1 UNSELECT");
   EXPECT_EQ(c_.run("e9 SORT (DATE) UTF-8 ALL"), "e9 BAD SORT needs a selected mailbox\r\n");
 }
