@@ -36,12 +36,42 @@ constexpr std::array<uint32_t, 256> make_crc_table() {
 }
 constexpr std::array<uint32_t, 256> kCrcTable = make_crc_table();
 
-uint32_t crc32c(std::string_view bytes) {
-  uint32_t c = 0xFFFFFFFFu;
+uint32_t crc32c_table(uint32_t c, std::string_view bytes) {
   for (char ch : bytes) {
     c = kCrcTable[(c ^ static_cast<uint8_t>(ch)) & 0xFF] ^ (c >> 8);
   }
-  return c ^ 0xFFFFFFFFu;
+  return c;
+}
+
+#if defined(__x86_64__)
+// SSE 4.2's crc32 instruction computes CRC-32C, eight bytes at a time:
+// reading the cache records of a 100,000-message mailbox (SORT, THREAD)
+// spent most of its time in the byte-wise loop above.
+__attribute__((target("sse4.2"))) uint32_t crc32c_sse42(uint32_t c, std::string_view bytes) {
+  const char* p = bytes.data();
+  size_t n = bytes.size();
+  uint64_t c64 = c;
+  for (; n >= 8; p += 8, n -= 8) {
+    uint64_t word;
+    std::memcpy(&word, p, sizeof(word));
+    c64 = __builtin_ia32_crc32di(c64, word);
+  }
+  c = static_cast<uint32_t>(c64);
+  for (; n > 0; ++p, --n) {
+    c = __builtin_ia32_crc32qi(c, static_cast<uint8_t>(*p));
+  }
+  return c;
+}
+#endif
+
+uint32_t crc32c(std::string_view bytes) {
+#if defined(__x86_64__)
+  static const bool sse42 = __builtin_cpu_supports("sse4.2");
+  if (sse42) {
+    return crc32c_sse42(0xFFFFFFFFu, bytes) ^ 0xFFFFFFFFu;
+  }
+#endif
+  return crc32c_table(0xFFFFFFFFu, bytes) ^ 0xFFFFFFFFu;
 }
 
 uint64_t zigzag(int64_t v) {

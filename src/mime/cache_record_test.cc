@@ -116,6 +116,23 @@ CacheRecord full_record() {
 
 TEST(CacheRecordFormat, Crc32cCheckValue) { EXPECT_EQ(reference_crc32c("123456789"), 0xE3069283u); }
 
+TEST(CacheRecordFormat, CrcMatchesReferenceAtEveryLength) {
+  // The CRC may be computed eight bytes at a time; every tail length must
+  // agree with the byte-wise reference.
+  for (size_t n = 0; n < 40; ++n) {
+    CacheRecord r;
+    r.subject = std::string(n, 'x');
+    std::string bytes = serialize(r);
+    std::string_view covered(bytes.data(), bytes.size() - 4);
+    uint32_t stored = 0;
+    for (size_t i = 0; i < 4; ++i) {
+      stored |= uint32_t{static_cast<uint8_t>(bytes[covered.size() + i])} << (8 * i);
+    }
+    EXPECT_EQ(stored, reference_crc32c(covered)) << n;
+    EXPECT_TRUE(deserialize(bytes).has_value()) << n;
+  }
+}
+
 TEST(CacheRecordFormat, ExactBytesOfDocumentedExample) {
   // The example in docs/formats/cache_record.md.
   CacheRecord r;
