@@ -12,11 +12,11 @@ it writes the results table and chart (compare_report.py).
                      [--rounds 3] [--rows login,list...] [--out bench/results]
 
 Rows for other protocols: a row names a driver (DRIVERS); "imap" runs
-peregrine-bench, "pop3" runs bench/pop3load (--pop3load; the POP3 rows are
-optional: --rows pop3). A driver takes its port from server.ports[driver]; a
-server without that port (the ceiling, for POP3) is skipped for the row. An
-LMTP load tool plugs in the same way, as an "lmtp" driver with
-server.ports["lmtp"]. Standard library only (the chart uses matplotlib when
+peregrine-bench, "pop3" bench/pop3load (--pop3load; rows optional: --rows
+pop3), "lmtp" bench/lmtpload of the lmtp branch (--lmtpload, which also
+gives both servers an LMTP listener; rows optional: --rows lmtp). A driver
+takes its port from server.ports[driver]; a server without that port (the
+ceiling, for POP3 and LMTP) is skipped for the row. Standard library only (the chart uses matplotlib when
 it is installed).
 """
 
@@ -73,8 +73,6 @@ ROWS = [
     Row("mix", "mix", 1, mailbox="Mix"), Row("mix", "mix", 5, mailbox="Mix"),
     Row("mix, one mailbox", "mix", 10, users=1, mailbox="Mix",
         note="10 clients in one user's mailbox: the 0-errors target"),
-    # Hook, switched on with --rows when the tool lands on main:
-    #   Row("LMTP delivery", "lmtp", 1, driver="lmtp")
 ]
 # Rows run only when --rows names them: the default list already takes about
 # 9 minutes on 2 cores, and these would push it past 10.
@@ -87,7 +85,15 @@ OPTIONAL_ROWS = [
         note="ops = messages RETR'd and DELE'd, login and QUIT (the expunge) included"),
     Row("POP3 download", "pop3", 5, driver="pop3", prep="reload",
         note="ops = messages RETR'd and DELE'd, login and QUIT (the expunge) included"),
+    # LMTP: LMTP_MESSAGES per client, delivered to the POP3 users (emptied
+    # first), MAIL/RCPT/DATA pipelined. Needs --lmtpload and a Peregrine
+    # with LMTP (the lmtp branch).
+    Row("LMTP delivery", "lmtp", 1, driver="lmtp", prep="clear",
+        note="ops = messages delivered (250 after DATA)"),
+    Row("LMTP delivery", "lmtp", 5, driver="lmtp", prep="clear",
+        note="ops = messages delivered (250 after DATA)"),
 ]
+LMTP_MESSAGES = 100  # per client
 
 
 @dataclasses.dataclass
@@ -126,6 +132,21 @@ class ImapDriver:
         return cmd
 
 
+def parse_key_values(proc, expected, verb):
+    """The result line of pop3load and lmtpload ("messages=N ... msgs_per_s=R
+    ... errors=E") as the JSON fields run_once reads: ops = messages, and an
+    error more for a non-zero exit or a count other than `expected`."""
+    fields = dict(kv.split("=", 1) for kv in proc.stdout.split() if "=" in kv)
+    messages = int(float(fields.get("messages", 0)))
+    errors = int(float(fields.get("errors", 0))) + (proc.returncode != 0)
+    samples = []
+    if messages != expected:
+        errors += 1
+        samples.append(f"{os.path.basename(proc.args[0])} {verb} {messages} of {expected}")
+    return {"ops": messages, "ops_per_sec": float(fields.get("msgs_per_s", 0.0)),
+            "errors": errors, "violations": 0, "violation_samples": samples}
+
+
 class Pop3Driver:
     """bench/pop3load: every POP3 user's INBOX downloaded (USER/PASS, STAT,
     RETR and DELE of each message, QUIT), by row.clients clients. It runs
@@ -145,15 +166,26 @@ class Pop3Driver:
                 "--clients", str(row.clients), "--users", self.users_file]
 
     def parse(self, proc):
-        fields = dict(kv.split("=", 1) for kv in proc.stdout.split() if "=" in kv)
-        messages = int(float(fields.get("messages", 0)))
-        errors = int(float(fields.get("errors", 0))) + (proc.returncode != 0)
-        samples = []
-        if messages != self.expected:
-            errors += 1
-            samples.append(f"pop3load moved {messages} of {self.expected} messages")
-        return {"ops": messages, "ops_per_sec": float(fields.get("msgs_per_s", 0.0)),
-                "errors": errors, "violations": 0, "violation_samples": samples}
+        return parse_key_values(proc, self.expected, "downloaded")
+
+
+class LmtpDriver:
+    """bench/lmtpload (lmtp branch): row.clients clients, each one connection,
+    deliver LMTP_MESSAGES messages each (the generated mail, in turn) to the
+    POP3 users, and it prints key=value pairs like pop3load."""
+
+    def __init__(self, binary, mail_dir):
+        self.binary = binary
+        self.mail_dir = mail_dir
+
+    def command(self, server, row, users, seconds, seed, json_path):
+        return [self.binary, "--host", servers.HOST, "--port", str(server.ports["lmtp"]),
+                "--dir", self.mail_dir, "--users", ",".join(servers.POP3_USERS),
+                "--clients", str(row.clients), "--messages", str(LMTP_MESSAGES)]
+
+    def parse(self, proc):
+        clients = int(proc.args[proc.args.index("--clients") + 1])
+        return parse_key_values(proc, LMTP_MESSAGES * clients, "delivered")
 
 
 DRIVERS = {}  # name -> driver with .command(server, row, users, seconds, seed, json_path)
@@ -242,6 +274,9 @@ def prepare(row, server, users, messages):
     elif row.prep == "reload":
         accounts = [(u, servers.PASSWORD) for u in servers.POP3_USERS]
         servers.reload_inboxes(server.ports["imap"], accounts, [messages] * len(accounts))
+    elif row.prep == "clear":
+        accounts = [(u, servers.PASSWORD) for u in servers.POP3_USERS]
+        servers.reload_inboxes(server.ports["imap"], accounts, [[]] * len(accounts))
 
 
 def main():
@@ -251,6 +286,8 @@ def main():
     ap.add_argument("--peregrine", required=True, help="peregrine binary (Release)")
     ap.add_argument("--responder", required=True, help="imap-responder binary")
     ap.add_argument("--pop3load", help="pop3load binary (the POP3 rows)")
+    ap.add_argument("--lmtpload", help="lmtpload binary (the LMTP rows; the Peregrine "
+                    "binary must serve LMTP)")
     ap.add_argument("--work", default=os.path.join(HERE, "..", "build", "compare"))
     ap.add_argument("--out", default=os.path.join(HERE, "results"))
     ap.add_argument("--seconds", type=float, default=2.0, help="per run (default 2)")
@@ -291,10 +328,11 @@ def main():
     wanted = args.servers.split(",")
     all_servers = []
     if "dovecot" in wanted:
-        all_servers.append(servers.Dovecot(work, users, messages, PORT_BASE + 10))
+        all_servers.append(servers.Dovecot(work, users, messages, PORT_BASE + 10,
+                                           lmtp=bool(args.lmtpload)))
     if "peregrine" in wanted:
         all_servers.append(servers.Peregrine(work, users, messages, PORT_BASE + 20,
-                                             args.peregrine))
+                                             args.peregrine, lmtp=bool(args.lmtpload)))
     if "ceiling" in wanted:
         all_servers.append(servers.Responder(work, mail_dir, PORT_BASE + 30, args.responder,
                                              args.messages))
@@ -306,6 +344,10 @@ def main():
                                      len(servers.POP3_USERS) * len(messages))
     elif any(row.driver == "pop3" for row in rows):
         say("compare: no --pop3load; the POP3 rows are skipped")
+    if args.lmtpload:
+        DRIVERS["lmtp"] = LmtpDriver(args.lmtpload, mail_dir)
+    elif any(row.driver == "lmtp" for row in rows):
+        say("compare: no --lmtpload; the LMTP rows are skipped")
     if not no_check:
         say("compare: peregrine-bench has no --no-check; the ceiling's violations are ignored")
 

@@ -36,9 +36,10 @@ PASSWORD = "bench-pw"
 # look like a real account.
 FOLDERS_WITH_MAIL = ("INBOX", "Mix")
 EMPTY_FOLDERS = ("Append", "Archive", "Drafts", "Sent", "Trash", "Junk")
-# Users only the POP3 rows touch: a download deletes what it reads, so their
-# INBOX is loaded again before every POP3 run (reload_inbox), and no IMAP row
-# sees it come and go. Their folders start empty.
+# Users only the POP3 and LMTP rows touch: a download deletes what it reads,
+# so their INBOX is loaded again before every POP3 run (reload_inbox), and
+# emptied before every LMTP run; no IMAP row sees mail come and go. Their
+# folders start empty.
 POP3_USERS = tuple(f"pop{i}" for i in range(1, 6))
 
 
@@ -103,7 +104,8 @@ def dovecot_conf(*, header, instance, root, log, ports, passwd, scheme, uid, gid
     userdb, Maildir under `mail`/USER, and one listener per protocol in
     `ports` ({"imap": N, "pop3": M}). fsync: mail_fsync (None: Dovecot's
     default, optimized). prefork: the high-performance login mode."""
-    listeners = {"imap": ("imap", "imaps"), "pop3": ("pop3", "pop3s")}
+    listeners = {"imap": ("imap-login", "imap", "imaps"),
+                 "pop3": ("pop3-login", "pop3", "pop3s"), "lmtp": ("lmtp", "lmtp", None)}
     lines = [f"# {header}", f"instance_name = {instance}", f"base_dir = {root}/run",
              f"state_dir = {root}/state", f"log_path = {log}", f"listen = {HOST}",
              "protocols = " + " ".join(ports), "ssl = no", "disable_plaintext_auth = no",
@@ -114,6 +116,10 @@ def dovecot_conf(*, header, instance, root, log, ports, passwd, scheme, uid, gid
     if "pop3" in ports:
         # UIDLs from UID and UIDVALIDITY, as Peregrine derives its own.
         lines.append("pop3_uidl_format = %08Xu%08Xv")
+    if "lmtp" in ports:
+        # RCPT TO:<user@domain> reaches the passwd-file user `user`.
+        lines += ["auth_username_format = %Ln",
+                  "protocol lmtp {\n  postmaster_address = postmaster@localhost\n}"]
     lines.append(f"""passdb {{
   driver = passwd-file
   args = scheme={scheme} username_format=%u {passwd}
@@ -124,18 +130,19 @@ userdb {{
   default_fields = uid={uid} gid={gid} home={mail}/%u
 }}""")
     for proto, port in ports.items():
-        plain, tls = listeners[proto]
-        service = [f"service {proto}-login {{"]
-        if prefork:
+        name, plain, tls = listeners[proto]
+        service = [f"service {name} {{"]
+        if prefork and tls:
             # Dovecot's documented high-performance login mode: login
             # processes are started ahead and each serves many connections,
             # rather than one process forked per connection (the default,
             # which here costs ~0.3 s of wall time per connection on a
             # loaded 2-core machine).
             service += ["  service_count = 0", f"  process_min_avail = {os.cpu_count() or 1}"]
-        service += [f"  inet_listener {plain} {{", f"    port = {port}", "  }",
-                    f"  inet_listener {tls} {{", "    port = 0", "  }", "}"]
-        lines.append("\n".join(service))
+        service += [f"  inet_listener {plain} {{", f"    port = {port}", "  }"]
+        if tls:
+            service += [f"  inet_listener {tls} {{", "    port = 0", "  }"]
+        lines.append("\n".join(service + ["}"]))
     return "\n".join(lines) + "\n"
 
 
@@ -169,13 +176,15 @@ class Server:
 class Dovecot(Server):
     name = "dovecot"
 
-    def __init__(self, work, users, messages, port):
+    def __init__(self, work, users, messages, port, lmtp=False):
         super().__init__()
         self.dir = os.path.join(work, "dovecot")
         self.conf = os.path.join(self.dir, "dovecot.conf")
         self.log = os.path.join(self.dir, "dovecot.log")
         self.passwd = os.path.join(work, "users")
         self.ports = {"imap": port, "pop3": port + 1}
+        if lmtp:
+            self.ports["lmtp"] = port + 2
         shutil.rmtree(self.dir, ignore_errors=True)
         os.makedirs(os.path.join(self.dir, "state"))
         mail = os.path.join(self.dir, "mail")
@@ -215,7 +224,7 @@ class Dovecot(Server):
 class Peregrine(Server):
     name = "peregrine"
 
-    def __init__(self, work, users, messages, port, binary):
+    def __init__(self, work, users, messages, port, binary, lmtp=False):
         super().__init__()
         self.binary = binary
         # The tree the binary was built from (compare.sh builds just before).
@@ -226,6 +235,10 @@ class Peregrine(Server):
         self.conf = os.path.join(self.dir, "peregrine.toml")
         self.log = os.path.join(self.dir, "peregrine.log")
         self.ports = {"imap": port, "pop3": port + 1}
+        # [lmtp] only on request: a binary without LMTP rejects the section.
+        lmtp_conf = f'\n[lmtp]\nlisten = ["{HOST}:{port + 2}"]\n' if lmtp else ""
+        if lmtp:
+            self.ports["lmtp"] = port + 2
         shutil.rmtree(self.dir, ignore_errors=True)
         data = os.path.join(self.dir, "data")
         for user in users:
@@ -242,7 +255,7 @@ listen = ["{HOST}:{port}"]
 
 [pop3]
 listen = ["{HOST}:{port + 1}"]
-
+{lmtp_conf}
 [auth]
 passwd_file = "{os.path.join(work, 'users')}"
 plaintext = "always"
