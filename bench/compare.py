@@ -326,13 +326,15 @@ def main():
     servers.write_passwd(os.path.join(work, "users"), users + list(servers.POP3_USERS))
 
     wanted = args.servers.split(",")
+    pop3 = bool(args.pop3load) and any(row.driver == "pop3" for row in rows)
+    lmtp = bool(args.lmtpload) and any(row.driver == "lmtp" for row in rows)
     all_servers = []
     if "dovecot" in wanted:
         all_servers.append(servers.Dovecot(work, users, messages, PORT_BASE + 10,
-                                           lmtp=bool(args.lmtpload)))
+                                           pop3=pop3, lmtp=lmtp))
     if "peregrine" in wanted:
         all_servers.append(servers.Peregrine(work, users, messages, PORT_BASE + 20,
-                                             args.peregrine, lmtp=bool(args.lmtpload)))
+                                             args.peregrine, pop3=pop3, lmtp=lmtp))
     if "ceiling" in wanted:
         all_servers.append(servers.Responder(work, mail_dir, PORT_BASE + 30, args.responder,
                                              args.messages))

@@ -176,13 +176,18 @@ class Server:
 class Dovecot(Server):
     name = "dovecot"
 
-    def __init__(self, work, users, messages, port, lmtp=False):
+    def __init__(self, work, users, messages, port, pop3=False, lmtp=False):
         super().__init__()
         self.dir = os.path.join(work, "dovecot")
         self.conf = os.path.join(self.dir, "dovecot.conf")
         self.log = os.path.join(self.dir, "dovecot.log")
         self.passwd = os.path.join(work, "users")
-        self.ports = {"imap": port, "pop3": port + 1}
+        # POP3 and LMTP only when rows use them: their listeners (and
+        # Dovecot's pre-started pop3-login processes) would otherwise count
+        # in the IMAP rows' memory.
+        self.ports = {"imap": port}
+        if pop3:
+            self.ports["pop3"] = port + 1
         if lmtp:
             self.ports["lmtp"] = port + 2
         shutil.rmtree(self.dir, ignore_errors=True)
@@ -224,7 +229,7 @@ class Dovecot(Server):
 class Peregrine(Server):
     name = "peregrine"
 
-    def __init__(self, work, users, messages, port, binary, lmtp=False):
+    def __init__(self, work, users, messages, port, binary, pop3=False, lmtp=False):
         super().__init__()
         self.binary = binary
         # The tree the binary was built from (compare.sh builds just before).
@@ -234,11 +239,16 @@ class Peregrine(Server):
         self.dir = os.path.join(work, "peregrine")
         self.conf = os.path.join(self.dir, "peregrine.toml")
         self.log = os.path.join(self.dir, "peregrine.log")
-        self.ports = {"imap": port, "pop3": port + 1}
-        # [lmtp] only on request: a binary without LMTP rejects the section.
-        lmtp_conf = f'\n[lmtp]\nlisten = ["{HOST}:{port + 2}"]\n' if lmtp else ""
+        self.ports = {"imap": port}
+        # [pop3], [lmtp] only on request (as Dovecot's); a binary without
+        # LMTP rejects the section.
+        extra = ""
+        if pop3:
+            self.ports["pop3"] = port + 1
+            extra += f'\n[pop3]\nlisten = ["{HOST}:{port + 1}"]\n'
         if lmtp:
             self.ports["lmtp"] = port + 2
+            extra += f'\n[lmtp]\nlisten = ["{HOST}:{port + 2}"]\n'
         shutil.rmtree(self.dir, ignore_errors=True)
         data = os.path.join(self.dir, "data")
         for user in users:
@@ -253,9 +263,7 @@ data_dir = "{data}"
 [imap]
 listen = ["{HOST}:{port}"]
 
-[pop3]
-listen = ["{HOST}:{port + 1}"]
-{lmtp_conf}
+{extra}
 [auth]
 passwd_file = "{os.path.join(work, 'users')}"
 plaintext = "always"
