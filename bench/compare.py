@@ -12,10 +12,12 @@ it writes the results table and chart (compare_report.py).
                      [--rounds 3] [--rows login,list...] [--out bench/results]
 
 Rows for other protocols: a row names a driver (DRIVERS); "imap" runs
-peregrine-bench. POP3 and LMTP load tools plug in as drivers of their own,
-with the port taken from server.ports["pop3"] / ["lmtp"]; a server without
-that port is skipped for the row. Standard library only (the chart uses
-matplotlib when it is installed).
+peregrine-bench, "pop3" bench/pop3load (--pop3load; rows optional: --rows
+pop3), "lmtp" bench/lmtpload of the lmtp branch (--lmtpload, which also
+gives both servers an LMTP listener; rows optional: --rows lmtp). A driver
+takes its port from server.ports[driver]; a server without that port (the
+ceiling, for POP3 and LMTP) is skipped for the row. Standard library only (the chart uses matplotlib when
+it is installed).
 """
 
 import argparse
@@ -71,15 +73,27 @@ ROWS = [
     Row("mix", "mix", 1, mailbox="Mix"), Row("mix", "mix", 5, mailbox="Mix"),
     Row("mix, one mailbox", "mix", 10, users=1, mailbox="Mix",
         note="10 clients in one user's mailbox: the 0-errors target"),
-    # Hooks, switched on with --rows when the tools land:
-    #   Row("SEARCH TEXT", "search", 1, mailbox="INBOX")  (peregrine-bench --workload search)
-    #   Row("POP3 download", "download", 1, driver="pop3")
-    #   Row("LMTP delivery", "deliver", 1, driver="lmtp")
 ]
+# Rows run only when --rows names them: the default list already takes about
+# 9 minutes on 2 cores, and these would push it past 10.
 OPTIONAL_ROWS = [
     Row("SEARCH TEXT", "search", 1, mailbox="INBOX"),
     Row("SEARCH TEXT", "search", 5, mailbox="INBOX"),
+    # POP3: len(POP3_USERS) users, each with the INBOX's messages, loaded
+    # again over IMAP before every run (not timed); clients share the users.
+    Row("POP3 download", "pop3", 1, driver="pop3", prep="reload",
+        note="ops = messages RETR'd and DELE'd, login and QUIT (the expunge) included"),
+    Row("POP3 download", "pop3", 5, driver="pop3", prep="reload",
+        note="ops = messages RETR'd and DELE'd, login and QUIT (the expunge) included"),
+    # LMTP: LMTP_MESSAGES per client, delivered to the POP3 users (emptied
+    # first), MAIL/RCPT/DATA pipelined. Needs --lmtpload and a Peregrine
+    # with LMTP (the lmtp branch).
+    Row("LMTP delivery", "lmtp", 1, driver="lmtp", prep="clear",
+        note="ops = messages delivered (250 after DATA)"),
+    Row("LMTP delivery", "lmtp", 5, driver="lmtp", prep="clear",
+        note="ops = messages delivered (250 after DATA)"),
 ]
+LMTP_MESSAGES = 100  # per client
 
 
 @dataclasses.dataclass
@@ -118,6 +132,62 @@ class ImapDriver:
         return cmd
 
 
+def parse_key_values(proc, expected, verb):
+    """The result line of pop3load and lmtpload ("messages=N ... msgs_per_s=R
+    ... errors=E") as the JSON fields run_once reads: ops = messages, and an
+    error more for a non-zero exit or a count other than `expected`."""
+    fields = dict(kv.split("=", 1) for kv in proc.stdout.split() if "=" in kv)
+    messages = int(float(fields.get("messages", 0)))
+    errors = int(float(fields.get("errors", 0))) + (proc.returncode != 0)
+    samples = []
+    if messages != expected:
+        errors += 1
+        samples.append(f"{os.path.basename(proc.args[0])} {verb} {messages} of {expected}")
+    return {"ops": messages, "ops_per_sec": float(fields.get("msgs_per_s", 0.0)),
+            "errors": errors, "violations": 0, "violation_samples": samples}
+
+
+class Pop3Driver:
+    """bench/pop3load: every POP3 user's INBOX downloaded (USER/PASS, STAT,
+    RETR and DELE of each message, QUIT), by row.clients clients. It runs
+    until the mail is gone, not for a set time, and prints key=value pairs
+    on stdout (no JSON): parse() turns them into the JSON fields run_once
+    reads. The seconds, seed and users arguments do not apply."""
+
+    def __init__(self, binary, work, expected):
+        self.binary = binary
+        self.expected = expected  # messages a complete download moves
+        self.users_file = os.path.join(work, "pop3-users.txt")
+        with open(self.users_file, "w") as f:
+            f.writelines(f"{u} {servers.PASSWORD}\n" for u in servers.POP3_USERS)
+
+    def command(self, server, row, users, seconds, seed, json_path):
+        return [self.binary, "--host", servers.HOST, "--port", str(server.ports["pop3"]),
+                "--clients", str(row.clients), "--users", self.users_file]
+
+    def parse(self, proc):
+        return parse_key_values(proc, self.expected, "downloaded")
+
+
+class LmtpDriver:
+    """bench/lmtpload (lmtp branch): row.clients clients, each one connection,
+    deliver LMTP_MESSAGES messages each (the generated mail, in turn) to the
+    POP3 users, and it prints key=value pairs like pop3load."""
+
+    def __init__(self, binary, mail_dir):
+        self.binary = binary
+        self.mail_dir = mail_dir
+
+    def command(self, server, row, users, seconds, seed, json_path):
+        return [self.binary, "--host", servers.HOST, "--port", str(server.ports["lmtp"]),
+                "--dir", self.mail_dir, "--users", ",".join(servers.POP3_USERS),
+                "--clients", str(row.clients), "--messages", str(LMTP_MESSAGES)]
+
+    def parse(self, proc):
+        clients = int(proc.args[proc.args.index("--clients") + 1])
+        return parse_key_values(proc, LMTP_MESSAGES * clients, "delivered")
+
+
 DRIVERS = {}  # name -> driver with .command(server, row, users, seconds, seed, json_path)
 
 
@@ -131,8 +201,11 @@ def run_once(server, row, driver, users, seconds, seed, log):
     cpu_after = proctree.cpu_seconds(server.pid)
     run = Run(exit_code=proc.returncode, cpu_seconds=cpu_after - cpu_before, peak_rss=rss.peak)
     try:
-        with open(json_path) as f:
-            data = json.load(f)
+        if hasattr(driver, "parse"):
+            data = driver.parse(proc)
+        else:
+            with open(json_path) as f:
+                data = json.load(f)
         run.ops = int(data.get("ops", 0))
         run.ops_per_sec = float(data.get("ops_per_sec", 0.0))
         run.errors = int(data.get("errors", 0))
@@ -195,9 +268,15 @@ def select_rows(spec):
     return out
 
 
-def prepare(row, server, users):
+def prepare(row, server, users, messages):
     if row.prep == "empty":
         servers.empty_folder(server, users, row.mailbox)
+    elif row.prep == "reload":
+        accounts = [(u, servers.PASSWORD) for u in servers.POP3_USERS]
+        servers.reload_inboxes(server.ports["imap"], accounts, [messages] * len(accounts))
+    elif row.prep == "clear":
+        accounts = [(u, servers.PASSWORD) for u in servers.POP3_USERS]
+        servers.reload_inboxes(server.ports["imap"], accounts, [[]] * len(accounts))
 
 
 def main():
@@ -206,6 +285,9 @@ def main():
     ap.add_argument("--bench", required=True, help="peregrine-bench binary")
     ap.add_argument("--peregrine", required=True, help="peregrine binary (Release)")
     ap.add_argument("--responder", required=True, help="imap-responder binary")
+    ap.add_argument("--pop3load", help="pop3load binary (the POP3 rows)")
+    ap.add_argument("--lmtpload", help="lmtpload binary (the LMTP rows; the Peregrine "
+                    "binary must serve LMTP)")
     ap.add_argument("--work", default=os.path.join(HERE, "..", "build", "compare"))
     ap.add_argument("--out", default=os.path.join(HERE, "results"))
     ap.add_argument("--seconds", type=float, default=2.0, help="per run (default 2)")
@@ -241,21 +323,33 @@ def main():
     subprocess.run([sys.executable, os.path.join(HERE, "gen_mail.py"), "--count", "200",
                     "--seed", str(args.seed + 1), "--format", "mbox", "--out", append_source],
                    check=True, stdout=subprocess.DEVNULL)
-    servers.write_passwd(os.path.join(work, "users"), users)
+    servers.write_passwd(os.path.join(work, "users"), users + list(servers.POP3_USERS))
 
     wanted = args.servers.split(",")
+    pop3 = bool(args.pop3load) and any(row.driver == "pop3" for row in rows)
+    lmtp = bool(args.lmtpload) and any(row.driver == "lmtp" for row in rows)
     all_servers = []
     if "dovecot" in wanted:
-        all_servers.append(servers.Dovecot(work, users, messages, PORT_BASE + 10))
+        all_servers.append(servers.Dovecot(work, users, messages, PORT_BASE + 10,
+                                           pop3=pop3, lmtp=lmtp))
     if "peregrine" in wanted:
         all_servers.append(servers.Peregrine(work, users, messages, PORT_BASE + 20,
-                                             args.peregrine))
+                                             args.peregrine, pop3=pop3, lmtp=lmtp))
     if "ceiling" in wanted:
         all_servers.append(servers.Responder(work, mail_dir, PORT_BASE + 30, args.responder,
                                              args.messages))
     help_text = subprocess.run([args.bench, "--help"], capture_output=True, text=True)
     no_check = "--no-check" in help_text.stdout + help_text.stderr
     DRIVERS["imap"] = ImapDriver(args.bench, append_source, no_check)
+    if args.pop3load:
+        DRIVERS["pop3"] = Pop3Driver(args.pop3load, work,
+                                     len(servers.POP3_USERS) * len(messages))
+    elif any(row.driver == "pop3" for row in rows):
+        say("compare: no --pop3load; the POP3 rows are skipped")
+    if args.lmtpload:
+        DRIVERS["lmtp"] = LmtpDriver(args.lmtpload, mail_dir)
+    elif any(row.driver == "lmtp" for row in rows):
+        say("compare: no --lmtpload; the LMTP rows are skipped")
     if not no_check:
         say("compare: peregrine-bench has no --no-check; the ceiling's violations are ignored")
 
@@ -281,7 +375,7 @@ def main():
                 for server in order:
                     if row.driver not in server.ports:
                         continue
-                    prepare(row, server, users[:row_users])
+                    prepare(row, server, users[:row_users], messages)
                     run = run_once(server, row, driver, row_users, args.seconds, seed, log)
                     results[row.key].runs.setdefault(server.name, []).append(run)
             say(f"compare: round {rnd + 1}/{args.rounds} done at "
@@ -296,7 +390,8 @@ def main():
                 if verdict.met:
                     continue
                 row = res.row
-                prepare(row, peregrine, users[:min(args.users, row.users or row.clients)])
+                prepare(row, peregrine, users[:min(args.users, row.users or row.clients)],
+                        messages)
                 profiles[row.key] = compare_report.perf_profile(
                     peregrine, DRIVERS[row.driver], row,
                     min(args.users, row.users or row.clients), args.profile_seconds,

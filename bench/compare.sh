@@ -7,11 +7,12 @@
 # Installs what is missing (scripts/deps.sh, which lists Dovecot's packages;
 # and, for this script only, matplotlib for the chart and perf for the
 # profiles), creates the vmail system user Dovecot's mail processes run as,
-# builds Peregrine, peregrine-bench and imap-responder (Release, build/release
+# builds Peregrine, peregrine-bench, imap-responder and pop3load (Release, build/release
 # or BUILD=dir), and runs bench/compare.py, which writes
 # bench/results/DATE-compare.md and .png. Needs root (Dovecot switches to
-# vmail). Ports 21310 (Dovecot), 21320 (Peregrine) and 21330 (the ceiling)
-# on 127.0.0.1 must be free. About 9 minutes on 2 cores with the defaults.
+# vmail). Ports 21310-21311 (Dovecot IMAP, POP3), 21320-21321 (Peregrine)
+# and 21330 (the ceiling) on 127.0.0.1 must be free. The POP3 rows are
+# optional: --rows pop3 (or --rows login,pop3,...). About 9 minutes on 2 cores with the defaults.
 # Environment: BUILD=dir, BENCH_BIN=path (another peregrine-bench).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -42,7 +43,7 @@ if command -v ccache >/dev/null; then
   launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
 fi
 mkdir -p "$build"
-targets=(peregrine imap-responder)
+targets=(peregrine imap-responder pop3load)
 [ -n "${BENCH_BIN:-}" ] || targets+=(peregrine-bench)
 echo "compare: building ${targets[*]} (Release) in $build"
 if ! { cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DPEREGRINE_TESTS=OFF \
@@ -60,4 +61,4 @@ py=/usr/bin/python3
 find_bin() { find "$build" -name "$1" -type f -perm -u+x -print -quit; }
 bench_bin="${BENCH_BIN:-$(find_bin peregrine-bench)}"
 exec "$py" bench/compare.py --bench "$bench_bin" --peregrine "$build/src/app/peregrine" \
-  --responder "$(find_bin imap-responder)" "$@"
+  --responder "$(find_bin imap-responder)" --pop3load "$(find_bin pop3load)" "$@"

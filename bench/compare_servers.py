@@ -11,11 +11,14 @@ SHA512-CRYPT from `doveadm pw`), and get the same message files dropped into
 new/ of each Maildir folder before they start; each adopts them on first
 access, which the warm-up pass (`warm`) triggers, so no row pays for it.
 
-Each server records the ports it serves per protocol, so rows for POP3 and
-LMTP can be added when those load tools land (`Server.ports`).
+Each server records the ports it serves per protocol (`Server.ports`): IMAP
+on its port, POP3 on the next one (Dovecot and Peregrine; the ceiling is
+IMAP only). The POP3 rows use their own users (POP3_USERS), whose INBOX is
+loaded over IMAP before each run (reload_inbox).
 Standard library only.
 """
 
+import concurrent.futures
 import grp
 import imaplib
 import os
@@ -33,6 +36,11 @@ PASSWORD = "bench-pw"
 # look like a real account.
 FOLDERS_WITH_MAIL = ("INBOX", "Mix")
 EMPTY_FOLDERS = ("Append", "Archive", "Drafts", "Sent", "Trash", "Junk")
+# Users only the POP3 and LMTP rows touch: a download deletes what it reads,
+# so their INBOX is loaded again before every POP3 run (reload_inbox), and
+# emptied before every LMTP run; no IMAP row sees mail come and go. Their
+# folders start empty.
+POP3_USERS = tuple(f"pop{i}" for i in range(1, 6))
 
 
 def user_names(count):
@@ -88,6 +96,56 @@ def chown_tree(path, uid, gid):
             os.chown(os.path.join(dirpath, name), uid, gid)
 
 
+def dovecot_conf(*, header, instance, root, log, ports, passwd, scheme, uid, gid,
+                 first_valid_uid, mail, fsync=None, prefork=False):
+    """A standalone loopback Dovecot 2.3 instance's dovecot.conf, the one
+    both Dovecot benchmarks (compare.py, pop3_compare.py) write: Debian's
+    defaults except base_dir/state_dir under `root`, a passwd-file passdb and
+    userdb, Maildir under `mail`/USER, and one listener per protocol in
+    `ports` ({"imap": N, "pop3": M}). fsync: mail_fsync (None: Dovecot's
+    default, optimized). prefork: the high-performance login mode."""
+    listeners = {"imap": ("imap-login", "imap", "imaps"),
+                 "pop3": ("pop3-login", "pop3", "pop3s"), "lmtp": ("lmtp", "lmtp", None)}
+    lines = [f"# {header}", f"instance_name = {instance}", f"base_dir = {root}/run",
+             f"state_dir = {root}/state", f"log_path = {log}", f"listen = {HOST}",
+             "protocols = " + " ".join(ports), "ssl = no", "disable_plaintext_auth = no",
+             "auth_mechanisms = plain login", f"first_valid_uid = {first_valid_uid}",
+             f"mail_location = maildir:{mail}/%u", "mail_max_userip_connections = 1000"]
+    if fsync:
+        lines.append(f"mail_fsync = {fsync}")
+    if "pop3" in ports:
+        # UIDLs from UID and UIDVALIDITY, as Peregrine derives its own.
+        lines.append("pop3_uidl_format = %08Xu%08Xv")
+    if "lmtp" in ports:
+        # RCPT TO:<user@domain> reaches the passwd-file user `user`.
+        lines += ["auth_username_format = %Ln",
+                  "protocol lmtp {\n  postmaster_address = postmaster@localhost\n}"]
+    lines.append(f"""passdb {{
+  driver = passwd-file
+  args = scheme={scheme} username_format=%u {passwd}
+}}
+userdb {{
+  driver = passwd-file
+  args = username_format=%u {passwd}
+  default_fields = uid={uid} gid={gid} home={mail}/%u
+}}""")
+    for proto, port in ports.items():
+        name, plain, tls = listeners[proto]
+        service = [f"service {name} {{"]
+        if prefork and tls:
+            # Dovecot's documented high-performance login mode: login
+            # processes are started ahead and each serves many connections,
+            # rather than one process forked per connection (the default,
+            # which here costs ~0.3 s of wall time per connection on a
+            # loaded 2-core machine).
+            service += ["  service_count = 0", f"  process_min_avail = {os.cpu_count() or 1}"]
+        service += [f"  inet_listener {plain} {{", f"    port = {port}", "  }"]
+        if tls:
+            service += [f"  inet_listener {tls} {{", "    port = 0", "  }"]
+        lines.append("\n".join(service + ["}"]))
+    return "\n".join(lines) + "\n"
+
+
 class Server:
     """A started server: name, root pid (for proctree), ports per protocol."""
 
@@ -118,64 +176,37 @@ class Server:
 class Dovecot(Server):
     name = "dovecot"
 
-    def __init__(self, work, users, messages, port):
+    def __init__(self, work, users, messages, port, pop3=False, lmtp=False):
         super().__init__()
         self.dir = os.path.join(work, "dovecot")
         self.conf = os.path.join(self.dir, "dovecot.conf")
         self.log = os.path.join(self.dir, "dovecot.log")
         self.passwd = os.path.join(work, "users")
+        # POP3 and LMTP only when rows use them: their listeners (and
+        # Dovecot's pre-started pop3-login processes) would otherwise count
+        # in the IMAP rows' memory.
         self.ports = {"imap": port}
+        if pop3:
+            self.ports["pop3"] = port + 1
+        if lmtp:
+            self.ports["lmtp"] = port + 2
         shutil.rmtree(self.dir, ignore_errors=True)
         os.makedirs(os.path.join(self.dir, "state"))
         mail = os.path.join(self.dir, "mail")
         for user in users:
             fill_maildir(os.path.join(mail, user), messages)
+        for user in POP3_USERS:
+            fill_maildir(os.path.join(mail, user), [])
         vmail = pwd.getpwnam("vmail")
         chown_tree(mail, vmail.pw_uid, vmail.pw_gid)
         self._write_conf(vmail, mail)
 
     def _write_conf(self, vmail, mail):
-        group = grp.getgrgid(vmail.pw_gid).gr_name
-        conf = f"""# Written by bench/compare.py. Debian's defaults except what a
-# standalone loopback instance needs, mail_fsync = always and the
-# high-performance login mode.
-instance_name = peregrine-compare
-base_dir = {self.dir}/run
-state_dir = {self.dir}/state
-log_path = {self.log}
-listen = {HOST}
-protocols = imap
-ssl = no
-disable_plaintext_auth = no
-auth_mechanisms = plain login
-first_valid_uid = {min(vmail.pw_uid, 500)}
-mail_location = maildir:{mail}/%u
-mail_fsync = always
-mail_max_userip_connections = 1000
-passdb {{
-  driver = passwd-file
-  args = scheme=SHA512-CRYPT username_format=%u {self.passwd}
-}}
-userdb {{
-  driver = passwd-file
-  args = username_format=%u {self.passwd}
-  default_fields = uid={vmail.pw_name} gid={group} home={mail}/%u
-}}
-# Dovecot's documented high-performance login mode: imap-login processes
-# are started ahead and each serves many connections, rather than one
-# process forked per connection (the default, which here costs ~0.3 s of
-# wall time per connection on a loaded 2-core machine).
-service imap-login {{
-  service_count = 0
-  process_min_avail = {os.cpu_count() or 1}
-  inet_listener imap {{
-    port = {self.ports["imap"]}
-  }}
-  inet_listener imaps {{
-    port = 0
-  }}
-}}
-"""
+        conf = dovecot_conf(
+            header="Written by bench/compare.py.", instance="peregrine-compare", root=self.dir,
+            log=self.log, ports=self.ports, passwd=self.passwd, scheme="SHA512-CRYPT",
+            uid=vmail.pw_name, gid=grp.getgrgid(vmail.pw_gid).gr_name,
+            first_valid_uid=min(vmail.pw_uid, 500), mail=mail, fsync="always", prefork=True)
         with open(self.conf, "w") as f:
             f.write(conf)
         subprocess.run(["doveconf", "-c", self.conf, "-n"], check=True,
@@ -198,7 +229,7 @@ service imap-login {{
 class Peregrine(Server):
     name = "peregrine"
 
-    def __init__(self, work, users, messages, port, binary):
+    def __init__(self, work, users, messages, port, binary, pop3=False, lmtp=False):
         super().__init__()
         self.binary = binary
         # The tree the binary was built from (compare.sh builds just before).
@@ -209,10 +240,21 @@ class Peregrine(Server):
         self.conf = os.path.join(self.dir, "peregrine.toml")
         self.log = os.path.join(self.dir, "peregrine.log")
         self.ports = {"imap": port}
+        # [pop3], [lmtp] only on request (as Dovecot's); a binary without
+        # LMTP rejects the section.
+        extra = ""
+        if pop3:
+            self.ports["pop3"] = port + 1
+            extra += f'\n[pop3]\nlisten = ["{HOST}:{port + 1}"]\n'
+        if lmtp:
+            self.ports["lmtp"] = port + 2
+            extra += f'\n[lmtp]\nlisten = ["{HOST}:{port + 2}"]\n'
         shutil.rmtree(self.dir, ignore_errors=True)
         data = os.path.join(self.dir, "data")
         for user in users:
             fill_maildir(os.path.join(data, user, "Maildir"), messages)
+        for user in POP3_USERS:
+            fill_maildir(os.path.join(data, user, "Maildir"), [])
         with open(self.conf, "w") as f:
             f.write(f"""# Written by bench/compare.py.
 [server]
@@ -221,6 +263,7 @@ data_dir = "{data}"
 [imap]
 listen = ["{HOST}:{port}"]
 
+{extra}
 [auth]
 passwd_file = "{os.path.join(work, 'users')}"
 plaintext = "always"
@@ -299,3 +342,35 @@ def empty_folder(server, users, folder):
         if typ != "OK":
             raise RuntimeError(f"{server.name}: CREATE {folder} as {user}: {data}")
         imap.logout()
+
+
+def reload_inbox(port, user, password, files):
+    """Empties `user`'s INBOX (STORE \\Deleted, EXPUNGE) and APPENDs `files`
+    to it over IMAP, so a POP3 download finds the same mail every run."""
+    imap = imaplib.IMAP4(HOST, port, timeout=120)
+    try:
+        imap.login(user, password)
+        typ, data = imap.select("INBOX")
+        if typ == "OK" and int(data[0]) > 0:
+            imap.store("1:*", "+FLAGS.SILENT", "(\\Deleted)")
+            imap.expunge()
+        imap.close()
+        for path in files:
+            with open(path, "rb") as f:
+                typ, data = imap.append("INBOX", None, None, f.read())
+            if typ != "OK":
+                raise RuntimeError(f"APPEND {path} as {user}: {typ} {data}")
+    finally:
+        imap.logout()
+
+
+def reload_inboxes(port, accounts, files_per_user):
+    """reload_inbox for every (user, password) in `accounts` at once, user i
+    getting files_per_user[i]. Returns the seconds it took."""
+    start = time.monotonic()
+    with concurrent.futures.ThreadPoolExecutor(len(accounts)) as pool:
+        futures = [pool.submit(reload_inbox, port, user, password, files)
+                   for (user, password), files in zip(accounts, files_per_user)]
+        for fut in futures:
+            fut.result()
+    return time.monotonic() - start

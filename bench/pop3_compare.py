@@ -22,8 +22,6 @@ Standard library only.
 from __future__ import annotations
 
 import argparse
-import concurrent.futures
-import imaplib
 import os
 import pwd
 import shutil
@@ -37,6 +35,9 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+import compare_servers as servers  # noqa: E402  (the shared Dovecot set-up)
+
 PEREGRINE_IMAP, PEREGRINE_POP3 = 21510, 21511
 DOVECOT_IMAP, DOVECOT_POP3 = 21520, 21521
 START_TIMEOUT = 60.0
@@ -137,46 +138,12 @@ class Dovecot:
         passwd = self.dir / "passwd"
         passwd.write_text("".join(f"{u}:{{PLAIN}}{p}::::::\n" for u, p in self.users.items()))
         conf = self.dir / "dovecot.conf"
-        conf.write_text(f"""instance_name = peregrine-pop3bench-{os.getpid()}
-base_dir = {self.dir / "base"}
-state_dir = {self.dir / "state"}
-log_path = {self.dir / "dovecot.log"}
-info_log_path = {self.dir / "dovecot.log"}
-listen = 127.0.0.1
-protocols = imap pop3
-ssl = no
-disable_plaintext_auth = no
-auth_mechanisms = plain login
-first_valid_uid = {min(pw.pw_uid, 1) if pw.pw_uid else 0}
-mail_location = maildir:{mail}/%u
-mail_max_userip_connections = 1000
-pop3_uidl_format = %08Xu%08Xv
-passdb {{
-  driver = passwd-file
-  args = scheme=PLAIN username_format=%u {passwd}
-}}
-userdb {{
-  driver = passwd-file
-  args = username_format=%u {passwd}
-  default_fields = uid={pw.pw_uid} gid={pw.pw_gid} home={mail}/%u
-}}
-service imap-login {{
-  inet_listener imap {{
-    port = {self.imap_port}
-  }}
-  inet_listener imaps {{
-    port = 0
-  }}
-}}
-service pop3-login {{
-  inet_listener pop3 {{
-    port = {self.pop3_port}
-  }}
-  inet_listener pop3s {{
-    port = 0
-  }}
-}}
-""")
+        conf.write_text(servers.dovecot_conf(
+            header="Written by bench/pop3_compare.py.",
+            instance=f"peregrine-pop3bench-{os.getpid()}", root=self.dir,
+            log=self.dir / "dovecot.log", ports={"imap": self.imap_port, "pop3": self.pop3_port},
+            passwd=passwd, scheme="PLAIN", uid=pw.pw_uid, gid=pw.pw_gid,
+            first_valid_uid=min(pw.pw_uid, 1) if pw.pw_uid else 0, mail=mail))
         out = open(self.dir / "dovecot.out", "wb")
         self.proc = subprocess.Popen(["dovecot", "-F", "-c", str(conf)], stdout=out,
                                      stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
@@ -194,33 +161,10 @@ service pop3-login {{
             self.proc.wait(10)
 
 
-def load_user(port: int, user: str, password: str, files: list[Path]) -> None:
-    imap = imaplib.IMAP4("127.0.0.1", port, timeout=120)
-    try:
-        imap.login(user, password)
-        typ, data = imap.select("INBOX")
-        if typ == "OK" and int(data[0]) > 0:
-            imap.store("1:*", "+FLAGS.SILENT", "(\\Deleted)")
-            imap.expunge()
-        imap.unselect() if hasattr(imap, "unselect") else imap.close()
-        for f in files:
-            typ, data = imap.append("INBOX", None, None, f.read_bytes())
-            if typ != "OK":
-                raise RuntimeError(f"APPEND {f}: {typ} {data}")
-    finally:
-        imap.logout()
-
-
 def load(server, users: dict[str, str], mail: list[Path], per_user: int) -> float:
-    start = time.monotonic()
-    names = list(users)
-    with concurrent.futures.ThreadPoolExecutor(len(names)) as pool:
-        futures = [pool.submit(load_user, server.imap_port, u, users[u],
-                               mail[i * per_user:(i + 1) * per_user])
-                   for i, u in enumerate(names)]
-        for fut in futures:
-            fut.result()
-    return time.monotonic() - start
+    return servers.reload_inboxes(server.imap_port, list(users.items()),
+                                  [mail[i * per_user:(i + 1) * per_user]
+                                   for i in range(len(users))])
 
 
 def run_load(pop3load: str, server, clients: int, users_file: Path) -> dict[str, float]:

@@ -4,6 +4,10 @@
   it without an error (with --no-check: canned answers are not a consistent
   mailbox), so each row has a ceiling figure. Malformed or oversized input
   is answered, not crashed on.
+- The POP3/LMTP drivers' result parsing: a download or delivery that moved
+  fewer messages than were there, or a tool that failed, is an error; and
+  the one Dovecot configuration both Dovecot benchmarks write has a
+  listener per protocol asked for.
 - bench/proctree.py: the CPU of a process tree includes children that ran
   and exited during the measurement (Dovecot's per-login processes), and
   RSS sums over the live processes.
@@ -26,6 +30,8 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent.parent / "bench"))
 sys.path.insert(0, str(HERE.parent / "integration"))
 
+import compare  # noqa: E402
+import compare_servers  # noqa: E402
 import harness  # noqa: E402
 import proctree  # noqa: E402
 
@@ -112,6 +118,47 @@ class ResponderTest(unittest.TestCase):
 
 
 BURN = "import time\nt = time.process_time()\nwhile time.process_time() - t < {s}: pass\n"
+
+
+class DriverParseTest(unittest.TestCase):
+    @staticmethod
+    def done(stdout, code=0):
+        return subprocess.CompletedProcess(["/x/pop3load", "--clients", "5"], code, stdout, "")
+
+    def test_complete_run(self):
+        got = compare.parse_key_values(
+            self.done("pop3load clients=5 users=5 messages=500 bytes=9 seconds=2.5 "
+                      "msgs_per_s=200.0 mb_per_s=1.0 errors=0\n"), 500, "downloaded")
+        self.assertEqual((got["ops"], got["ops_per_sec"], got["errors"]), (500, 200.0, 0))
+
+    def test_short_count_and_failures_are_errors(self):
+        short = compare.parse_key_values(
+            self.done("messages=499 msgs_per_s=199.6 errors=0"), 500, "downloaded")
+        self.assertEqual(short["errors"], 1)
+        self.assertIn("pop3load downloaded 499 of 500", short["violation_samples"][0])
+        failed = compare.parse_key_values(
+            self.done("messages=500 msgs_per_s=10 errors=2", code=1), 500, "downloaded")
+        self.assertEqual(failed["errors"], 3)
+        nothing = compare.parse_key_values(self.done("", code=2), 500, "downloaded")
+        self.assertEqual((nothing["ops"], nothing["errors"]), (0, 2))
+
+    def test_dovecot_conf_listeners(self):
+        conf = compare_servers.dovecot_conf(
+            header="t", instance="t", root="/r", log="/r/log", ports={"imap": 1, "pop3": 2},
+            passwd="/r/pw", scheme="PLAIN", uid=1, gid=1, first_valid_uid=1, mail="/m",
+            prefork=True)
+        self.assertIn("protocols = imap pop3\n", conf)
+        self.assertIn("service pop3-login {\n  service_count = 0", conf)
+        self.assertIn("inet_listener pop3 {\n    port = 2\n", conf)
+        self.assertNotIn("lmtp", conf)
+        self.assertNotIn("mail_fsync", conf)
+        lmtp = compare_servers.dovecot_conf(
+            header="t", instance="t", root="/r", log="/r/log", ports={"imap": 1, "lmtp": 3},
+            passwd="/r/pw", scheme="PLAIN", uid=1, gid=1, first_valid_uid=1, mail="/m",
+            fsync="always")
+        self.assertIn("service lmtp {\n  inet_listener lmtp {\n    port = 3\n  }\n}", lmtp)
+        self.assertIn("mail_fsync = always\n", lmtp)
+        self.assertEqual(conf.count("{"), conf.count("}"))
 
 
 class ProcTreeTest(unittest.TestCase):
