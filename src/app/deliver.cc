@@ -81,6 +81,7 @@ int run_deliver(const DeliverArgs& args) {
   store::maildir::MaildirOptions store_options;
   store_options.data_dir = settings->server.data_dir;
   store_options.max_message_size = limit;
+  store_options.full_text_index = settings->search.fts;
   store::maildir::MaildirStore store(store_options);
   auto user_store = store.open_user(user->name, user->home);
   if (!user_store) {
