@@ -7,7 +7,6 @@
 
 #include "app/commands.h"
 #include "app/settings.h"
-#include "auth/authenticator.h"
 #include "store/maildir/maildir_store.h"
 
 namespace peregrine::app {
@@ -36,14 +35,11 @@ int run_index(const IndexArgs& args) {
   if (!settings) {
     return EX_CONFIG;
   }
-  auth::Authenticator authenticator(settings->auth.passwd_file);
-  auto user = authenticator.lookup(args.user);
-  if (!user) {
-    if (user.error().code == base::MailError::kNotFound) {
-      return fail("no such user: " + args.user, EX_NOUSER);
-    }
-    return fail(user.error().message, EX_TEMPFAIL);
+  UserLookup lookup = lookup_user(*settings, args.user, "index");
+  if (!lookup.user) {
+    return lookup.exit_code;
   }
+  const auth::UserInfo* user = &*lookup.user;
   store::maildir::MaildirOptions options;
   options.data_dir = settings->server.data_dir;
   options.max_message_size = settings->limits.max_literal_bytes;
