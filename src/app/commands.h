@@ -39,4 +39,15 @@ struct DeliverArgs {
 };
 int run_deliver(const DeliverArgs& args);
 
+// `peregrine index rebuild|stats --config FILE USER`: rebuilds the user's
+// full-text index from the message files, or prints its state (messages,
+// messages indexed, size on disk and as a share of the mail's size).
+// EX_NOUSER for an unknown user, EX_TEMPFAIL for a store error.
+struct IndexArgs {
+  std::string action;  // "rebuild", "stats"
+  std::filesystem::path config;
+  std::string user;
+};
+int run_index(const IndexArgs& args);
+
 }  // namespace peregrine::app

@@ -11,7 +11,6 @@
 
 #include "app/commands.h"
 #include "app/settings.h"
-#include "auth/authenticator.h"
 #include "base/ascii.h"
 #include "base/log.h"
 #include "store/maildir/maildir_store.h"
@@ -55,14 +54,11 @@ int run_deliver(const DeliverArgs& args) {
   if (!settings) {
     return EX_TEMPFAIL;
   }
-  auth::Authenticator authenticator(settings->auth.passwd_file);
-  auto user = authenticator.lookup(args.user);
-  if (!user) {
-    if (user.error().code == base::MailError::kNotFound) {
-      return fail("no such user: " + args.user, EX_NOUSER);
-    }
-    return fail(user.error().message, EX_TEMPFAIL);
+  UserLookup lookup = lookup_user(*settings, args.user, "deliver");
+  if (!lookup.user) {
+    return lookup.exit_code;
   }
+  const auth::UserInfo* user = &*lookup.user;
 
   const std::uint64_t limit = settings->limits.max_literal_bytes;
   std::string message;
@@ -81,6 +77,7 @@ int run_deliver(const DeliverArgs& args) {
   store::maildir::MaildirOptions store_options;
   store_options.data_dir = settings->server.data_dir;
   store_options.max_message_size = limit;
+  store_options.full_text_index = settings->search.fts;
   store::maildir::MaildirStore store(store_options);
   auto user_store = store.open_user(user->name, user->home);
   if (!user_store) {

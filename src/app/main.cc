@@ -9,6 +9,7 @@
 namespace {
 
 using peregrine::app::DeliverArgs;
+using peregrine::app::IndexArgs;
 using peregrine::app::ServeArgs;
 using peregrine::app::UserArgs;
 
@@ -50,6 +51,18 @@ int main(int argc, char** argv) {
       ->required();
   add_user_action(*user, user_args, "list", "list the users");
 
+  IndexArgs index_args;
+  CLI::App* index = app.add_subcommand("index", "look after a user's full-text index");
+  index->require_subcommand(1);
+  for (auto [action, description] :
+       {std::pair{"rebuild", "rebuild the index from the message files"},
+        std::pair{"stats", "print messages indexed and the index's size"}}) {
+    CLI::App* sub = index->add_subcommand(action, description);
+    sub->add_option("-c,--config", index_args.config, "configuration file")->required();
+    sub->add_option("user", index_args.user, "user name")->required();
+    sub->callback([&index_args, a = std::string(action)] { index_args.action = a; });
+  }
+
   DeliverArgs deliver_args;
   CLI::App* deliver =
       app.add_subcommand("deliver", "deliver a message from stdin to a user's mailbox");
@@ -68,6 +81,9 @@ int main(int argc, char** argv) {
   }
   if (user->parsed()) {
     return peregrine::app::run_user(user_args);
+  }
+  if (index->parsed()) {
+    return peregrine::app::run_index(index_args);
   }
   if (deliver->parsed()) {
     return peregrine::app::run_deliver(deliver_args);

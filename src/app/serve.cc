@@ -77,6 +77,7 @@ int run_serve(const ServeArgs& args) {
   store::maildir::MaildirOptions store_options;
   store_options.data_dir = settings->server.data_dir;
   store_options.max_message_size = settings->limits.max_literal_bytes;
+  store_options.full_text_index = settings->search.fts;
   store::maildir::MaildirStore store(store_options);
   net::StoragePool pool(std::max(4u, settings->server.workers * 2));
   imap::UserRegistry users(store, imap::imap_registry_options());

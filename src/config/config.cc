@@ -101,6 +101,7 @@ class TableReader {
   std::optional<std::string> string(std::string_view key);
   // An integer in [min, max].
   std::optional<std::int64_t> integer(std::string_view key, std::int64_t min, std::int64_t max);
+  std::optional<bool> boolean(std::string_view key);
   // A non-empty path, resolved against the config directory.
   std::optional<std::filesystem::path> path(std::string_view key);
   // One of `choices`; returns its index.
@@ -161,6 +162,7 @@ class Loader {
   void load_auth(const toml::table& root, AuthSettings& auth);
   void load_limits(const toml::table& root, LimitSettings& limits);
   void load_log(const toml::table& root, LogSettings& log);
+  void load_search(const toml::table& root, SearchSettings& search);
 
   std::filesystem::path base_dir_;
   std::vector<Problem> problems_;
@@ -211,6 +213,18 @@ std::optional<std::int64_t> TableReader::integer(std::string_view key, std::int6
     return std::nullopt;
   }
   return value;
+}
+
+std::optional<bool> TableReader::boolean(std::string_view key) {
+  const toml::node* node = get(key);
+  if (node == nullptr) {
+    return std::nullopt;
+  }
+  if (!node->is_boolean()) {
+    loader_.problem(*node, full(key) + ": expected a boolean, got " + type_name(node->type()));
+    return std::nullopt;
+  }
+  return node->as_boolean()->get();
 }
 
 std::optional<std::filesystem::path> TableReader::path(std::string_view key) {
@@ -458,6 +472,14 @@ void Loader::load_log(const toml::table& root, LogSettings& out) {
   log.finish();
 }
 
+void Loader::load_search(const toml::table& root, SearchSettings& out) {
+  TableReader search = section(root, "search");
+  if (auto b = search.boolean("fts")) {
+    out.fts = *b;
+  }
+  search.finish();
+}
+
 Settings Loader::load(const toml::table& root) {
   Settings s;
   s.config_dir = base_dir_;
@@ -467,6 +489,7 @@ Settings Loader::load(const toml::table& root) {
   load_auth(root, s.auth);
   load_limits(root, s.limits);
   load_log(root, s.log);
+  load_search(root, s.search);
 
   for (const auto& [key, node] : root) {
     if (sections_.contains(key.str())) {

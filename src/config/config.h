@@ -86,6 +86,13 @@ struct LogSettings {
   LogLevel level = LogLevel::kInfo;
 };
 
+// [search]
+struct SearchSettings {
+  // Keep the full-text index (substring SEARCH answered from a trigram
+  // index, written with every delivery). Off: SEARCH reads each message.
+  bool fts = true;
+};
+
 struct Settings {
   // The directory relative paths were resolved against (the config file's).
   std::filesystem::path config_dir;
@@ -97,6 +104,7 @@ struct Settings {
   AuthSettings auth;
   LimitSettings limits;
   LogSettings log;
+  SearchSettings search;
 };
 
 // Reads and validates the file at `path`. Relative paths inside resolve

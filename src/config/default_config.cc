@@ -42,6 +42,9 @@ idle_timeout_seconds = 1800     # longest single IDLE command
 
 [log]
 level = "info"                  # "error" | "warn" | "info" | "debug"
+
+[search]
+fts = true                      # full-text index for SEARCH; false: SEARCH reads every message
 )toml";
 }
 

@@ -263,7 +263,9 @@ Result<std::optional<std::vector<Uid>>> Index::text_candidates(std::int64_t mail
   }
   auto uids = collect<Uid>(
       *db_,
-      "SELECT d.uid FROM search_fts JOIN search_docs d ON d.id = search_fts.rowid "
+      // CROSS JOIN keeps this order: one full-text query, then a lookup per
+      // hit (the other order would run the full-text query once per row).
+      "SELECT d.uid FROM search_fts CROSS JOIN search_docs d ON d.id = search_fts.rowid "
       "WHERE search_fts MATCH ?1 AND d.mailbox_id = ?2",
       [&](Statement& s) { s.bind_text(1, *match).bind(2, mailbox_id); },
       [](const Statement& s) { return static_cast<Uid>(s.column_int(0)); });
