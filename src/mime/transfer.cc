@@ -159,24 +159,25 @@ std::string decode_quoted_printable(std::string_view in) {
       continue;
     }
     // Soft line break: '=' then optional whitespace (added in transport) and
-    // a line end, or the end of the data.
+    // a line end, or the end of the data. Whitespace before the '=' is data:
+    // encoders put the '=' there so that it is not at the end of the line
+    // (RFC 2045 §6.7 rule 3: "an "=" at the end of an encoded line ... may
+    // follow one or more TAB (HT) or SPACE characters").
     size_t j = i + 1;
     while (j < n && base::is_wsp(in[j])) {
       ++j;
     }
     if (j == n) {
-      trim_trailing_wsp();
+      keep = out.size();
       i = n;
       break;
     }
     if (in[j] == '\n') {
-      trim_trailing_wsp();
       keep = out.size();
       i = j + 1;
       continue;
     }
     if (in[j] == '\r' && (j + 1 == n || in[j + 1] == '\n')) {
-      trim_trailing_wsp();
       keep = out.size();
       i = j + 1 < n ? j + 2 : n;
       continue;

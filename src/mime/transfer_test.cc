@@ -104,6 +104,10 @@ TEST(TransferQuotedPrintable, Table) {
       {"long= \t\r\nline", "longline"},
       {"end=", "end"},
       {"end=  ", "end"},
+      // Whitespace before the '=' of a soft line break is data.
+      {"two =\r\nwords", "two words"},
+      {"tab\t=\nx", "tab\tx"},
+      {"end =", "end "},
       // Hard line breaks kept as written.
       {"a\r\nb\nc", "a\r\nb\nc"},
       // Trailing whitespace on a line is removed, encoded whitespace kept.

@@ -458,6 +458,14 @@ class Runner:
             return [Difference(index, command, "status", command.text(), [], None,
                                f"no untagged {command.kind.upper()} from {missing}")]
         if command.kind == "thread":
+            dset = {i for t in dthreads for i in thread_ids(t)}
+            pset = {i for t in pthreads for i in thread_ids(t)}
+            if dset != pset:
+                # Other messages make other threads: trace the set only.
+                only = {"dovecot": dset - pset, "peregrine": pset - dset}
+                if not command.uid:
+                    only = {k: set(self.seq_to_uid(v)) for k, v in only.items()}
+                return self.trace(index, command, only)
             return self.compare_threads(index, command, dthreads, pthreads)
         dlist, plist = dthreads, pthreads
         diffs = []
