@@ -12,29 +12,14 @@
 #include <vector>
 
 #include "auth/password_scheme.h"
+#include "test_support/temp_dir.h"
 
 namespace peregrine::auth {
 namespace {
 
 namespace fs = std::filesystem;
 using base::MailError;
-
-class TempDir {
- public:
-  TempDir() {
-    std::string templ = (fs::temp_directory_path() / "peregrine-auth-XXXXXX").string();
-    EXPECT_NE(::mkdtemp(templ.data()), nullptr);
-    path_ = templ;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
+using test_support::TempDir;
 
 // Overwrites in place (same inode), then sets the mtime, like an editor that
 // does not rename.

@@ -7,28 +7,14 @@
 #include <filesystem>
 #include <fstream>
 
+#include "test_support/temp_dir.h"
+
 namespace peregrine::auth {
 namespace {
 
 namespace fs = std::filesystem;
 using base::MailError;
-
-class TempDir {
- public:
-  TempDir() {
-    std::string templ = (fs::temp_directory_path() / "peregrine-passwd-XXXXXX").string();
-    EXPECT_NE(::mkdtemp(templ.data()), nullptr);
-    path_ = templ;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
+using test_support::TempDir;
 
 TEST(PasswdFile, ParsesAllFields) {
   auto r = parse_passwd(

@@ -14,35 +14,13 @@
 #include <thread>
 #include <vector>
 
+#include "test_support/temp_dir.h"
+
 namespace peregrine::base {
 namespace {
 
 namespace fs = std::filesystem;
-
-class TempDir {
- public:
-  TempDir() {
-    std::string templ = (fs::temp_directory_path() / "peregrine-files-XXXXXX").string();
-    char* made = ::mkdtemp(templ.data());
-    EXPECT_NE(made, nullptr);
-    path_ = templ;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  const fs::path& path() const { return path_; }
-  std::set<std::string> names() const {
-    std::set<std::string> out;
-    for (const auto& entry : fs::directory_iterator(path_)) {
-      out.insert(entry.path().filename().string());
-    }
-    return out;
-  }
-
- private:
-  fs::path path_;
-};
+using test_support::TempDir;
 
 void write_plain(const fs::path& path, const std::string& contents) {
   std::ofstream out(path, std::ios::binary);

@@ -9,31 +9,14 @@
 #include <string>
 #include <thread>
 
+#include "test_support/temp_dir.h"
+
 namespace peregrine::config {
 namespace {
 
 namespace fs = std::filesystem;
+using test_support::TempDir;
 using namespace std::chrono_literals;
-
-class TempDir {
- public:
-  TempDir() {
-    std::string templ = (fs::temp_directory_path() / "peregrine-config-XXXXXX").string();
-    EXPECT_NE(::mkdtemp(templ.data()), nullptr);
-    path_ = templ;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  const fs::path& path() const { return path_; }
-  void write(const std::string& name, const std::string& contents) const {
-    std::ofstream(path_ / name, std::ios::binary) << contents;
-  }
-
- private:
-  fs::path path_;
-};
 
 // The smallest valid file; tests append sections to it.
 constexpr const char* kMinimal = R"([server]

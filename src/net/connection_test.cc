@@ -3,7 +3,6 @@
 
 #include <gtest/gtest.h>
 
-#include <asio/steady_timer.hpp>
 #include <asio/this_coro.hpp>
 #include <asio/use_awaitable.hpp>
 
@@ -15,13 +14,9 @@ namespace {
 using test::Client;
 using test::LineHandler;
 using test::run_bounded;
+using test::sleep_ms;
 using test::TestServer;
 using test::TestServerOptions;
-
-asio::awaitable<void> sleep_ms(int ms) {
-  asio::steady_timer timer(co_await asio::this_coro::executor, std::chrono::milliseconds(ms));
-  co_await timer.async_wait(asio::use_awaitable);
-}
 
 TEST(ConnectionTest, LinesEndWithCrlfOrBareLf) {
   TestServer server({});

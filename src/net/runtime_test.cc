@@ -7,7 +7,6 @@
 
 #include <asio/co_spawn.hpp>
 #include <asio/detached.hpp>
-#include <asio/steady_timer.hpp>
 #include <asio/this_coro.hpp>
 #include <asio/use_awaitable.hpp>
 #include <csignal>
@@ -21,13 +20,9 @@ namespace {
 using test::Client;
 using test::LineHandler;
 using test::run_bounded;
+using test::sleep_ms;
 using test::TestServer;
 using test::TestServerOptions;
-
-asio::awaitable<void> sleep_ms(int ms) {
-  asio::steady_timer timer(co_await asio::this_coro::executor, std::chrono::milliseconds(ms));
-  co_await timer.async_wait(asio::use_awaitable);
-}
 
 config::Endpoint loopback_any_port() {
   return config::Endpoint{"127.0.0.1", 0, config::Endpoint::Kind::kIpv4};

@@ -4,7 +4,6 @@
 #include <openssl/pem.h>
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
-#include <unistd.h>
 
 #include <asio/co_spawn.hpp>
 #include <asio/experimental/as_tuple.hpp>
@@ -16,7 +15,6 @@
 #include <charconv>
 #include <cstdio>
 #include <future>
-#include <random>
 #include <stdexcept>
 
 namespace peregrine::net::test {
@@ -31,20 +29,6 @@ std::size_t to_number(std::string_view text) {
 }
 
 }  // namespace
-
-// ---- TempDir ----
-
-TempDir::TempDir() {
-  std::random_device random;
-  path_ = std::filesystem::temp_directory_path() /
-          ("net_test." + std::to_string(::getpid()) + "." + std::to_string(random()));
-  std::filesystem::create_directories(path_);
-}
-
-TempDir::~TempDir() {
-  std::error_code ec;
-  std::filesystem::remove_all(path_, ec);
-}
 
 // ---- Certificates ----
 
@@ -76,6 +60,13 @@ CertFiles make_self_signed_cert(const std::filesystem::path& dir, const std::str
   X509_free(cert);
   EVP_PKEY_free(key);
   return files;
+}
+
+// ---- sleep_ms ----
+
+asio::awaitable<void> sleep_ms(int ms) {
+  asio::steady_timer timer(co_await asio::this_coro::executor, std::chrono::milliseconds(ms));
+  co_await timer.async_wait(asio::use_awaitable);
 }
 
 // ---- run_bounded ----

@@ -29,17 +29,6 @@
 
 namespace peregrine::net::test {
 
-// A fresh directory under the system temp dir, removed at destruction.
-class TempDir {
- public:
-  TempDir();
-  ~TempDir();
-  const std::filesystem::path& path() const { return path_; }
-
- private:
-  std::filesystem::path path_;
-};
-
 // A P-256 key and a self-signed certificate for "localhost", valid for a
 // day, made with OpenSSL's API and written as PEM files into `dir`.
 struct CertFiles {
@@ -54,6 +43,9 @@ CertFiles make_self_signed_cert(const std::filesystem::path& dir,
 // body throws fails the test (reported by the caller's EXPECT).
 bool run_bounded(std::function<asio::awaitable<void>()> body,
                  std::chrono::milliseconds limit = std::chrono::seconds(20));
+
+// Waits `ms` milliseconds on the calling coroutine's executor.
+asio::awaitable<void> sleep_ms(int ms);
 
 // A client connection, plain or TLS (no certificate verification).
 class Client {

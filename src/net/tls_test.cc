@@ -9,6 +9,7 @@
 
 #include "net/test_util.h"
 #include "net/tls_context.h"
+#include "test_support/temp_dir.h"
 
 namespace peregrine::net {
 namespace {
@@ -16,9 +17,9 @@ namespace {
 using test::CertFiles;
 using test::Client;
 using test::run_bounded;
-using test::TempDir;
 using test::TestServer;
 using test::TestServerOptions;
+using test_support::TempDir;
 
 class TlsTest : public ::testing::Test {
  protected:

@@ -13,6 +13,7 @@
 
 #include "imap/proto/parser_test_util.h"
 #include "store/maildir/maildir_store.h"
+#include "test_support/temp_dir.h"
 
 namespace peregrine::search {
 namespace {
@@ -76,13 +77,10 @@ std::string make_message(int i) {
 class EvaluateTest : public ::testing::Test {
  protected:
   EvaluateTest() {
-    std::string templ = (std::filesystem::temp_directory_path() / "peregrine-search-XXXXXX");
-    dir_ = ::mkdtemp(templ.data());
     for (int i = 0; i < 40; ++i) {
       messages_.push_back(make_message(i));
     }
   }
-  ~EvaluateTest() override { std::filesystem::remove_all(dir_); }
 
   // The answers of `criteria` with the index on or off.
   std::vector<std::vector<std::uint32_t>> answers(const std::vector<std::string>& criteria,
@@ -113,7 +111,8 @@ class EvaluateTest : public ::testing::Test {
     return out;
   }
 
-  std::filesystem::path dir_;
+  test_support::TempDir tmp_{"peregrine-search"};
+  std::filesystem::path dir_ = tmp_.path();
   std::vector<std::string> messages_;
 };
 

@@ -11,12 +11,12 @@
 #include <vector>
 
 #include "store/maildir/maildir_store.h"
-#include "store/maildir/test_util.h"
+#include "test_support/temp_dir.h"
 
 namespace peregrine::session {
 namespace {
 
-using store::maildir::testing::TempDir;
+using test_support::TempDir;
 
 class UserRegistryTest : public ::testing::Test {
  protected:

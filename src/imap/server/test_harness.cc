@@ -1,17 +1,12 @@
 #include "imap/server/test_harness.h"
 
 #include <gtest/gtest.h>
-#include <stdlib.h>
 
 #include <fstream>
 
 namespace peregrine::imap::testing {
 
 TestServer::TestServer(TestServerOptions options) {
-  std::string templ = (std::filesystem::temp_directory_path() / "peregrine-imap-XXXXXX").string();
-  char* made = ::mkdtemp(templ.data());
-  EXPECT_NE(made, nullptr);
-  dir_ = templ;
   {
     std::ofstream passwd(dir_ / "users");
     passwd << "alice:{PLAIN}secret::::::\n"
@@ -35,8 +30,6 @@ TestServer::TestServer(TestServerOptions options) {
 TestServer::~TestServer() {
   context_.reset();
   users_.reset();
-  std::error_code ec;
-  std::filesystem::remove_all(dir_, ec);
 }
 
 std::filesystem::path TestServer::maildir(std::string_view user) const {

@@ -22,6 +22,7 @@
 #include "imap/server/session.h"
 #include "imap/server/user_context.h"
 #include "store/maildir/maildir_store.h"
+#include "test_support/temp_dir.h"
 
 namespace peregrine::imap::testing {
 
@@ -42,7 +43,8 @@ class TestServer {
   UserRegistry& users() { return *users_; }
 
  private:
-  std::filesystem::path dir_;
+  test_support::TempDir tmp_{"peregrine-imap"};
+  std::filesystem::path dir_ = tmp_.path();
   std::unique_ptr<store::maildir::MaildirStore> store_;
   std::unique_ptr<auth::Authenticator> authenticator_;
   std::unique_ptr<auth::FailureTracker> failures_;

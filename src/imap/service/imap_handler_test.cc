@@ -20,6 +20,7 @@
 #include "auth/authenticator.h"
 #include "net/runtime.h"
 #include "store/maildir/maildir_store.h"
+#include "test_support/temp_dir.h"
 
 namespace peregrine::imap {
 namespace {
@@ -79,11 +80,7 @@ class Client {
 class ImapServiceTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() /
-           ("imap_service_test." + std::to_string(::getpid()) + "." +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    std::filesystem::remove_all(dir_);
-    std::filesystem::create_directories(dir_);
+    ASSERT_FALSE(dir_.empty());
     std::ofstream(dir_ / "users") << "demo:{PLAIN}demo::::::\n";
     authenticator_ = std::make_unique<auth::Authenticator>(dir_ / "users");
     store::maildir::MaildirOptions store_options;
@@ -118,7 +115,6 @@ class ImapServiceTest : public ::testing::Test {
     runtime_.reset();
     users_.reset();
     pool_.reset();
-    std::filesystem::remove_all(dir_);
   }
 
   // A client past the greeting and LOGIN.
@@ -131,7 +127,8 @@ class ImapServiceTest : public ::testing::Test {
     return client;
   }
 
-  std::filesystem::path dir_;
+  test_support::TempDir tmp_{"peregrine-imap-service"};
+  std::filesystem::path dir_ = tmp_.path();
   std::unique_ptr<auth::Authenticator> authenticator_;
   std::unique_ptr<store::maildir::MaildirStore> store_;
   std::unique_ptr<net::StoragePool> pool_;

@@ -15,6 +15,7 @@
 #include "auth/authenticator.h"
 #include "store/api/user_store.h"
 #include "store/maildir/maildir_store.h"
+#include "test_support/temp_dir.h"
 
 namespace peregrine::pop3 {
 namespace {
@@ -22,9 +23,7 @@ namespace {
 class Pop3SessionTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    std::string templ = (std::filesystem::temp_directory_path() / "peregrine-pop3-XXXXXX").string();
-    ASSERT_NE(::mkdtemp(templ.data()), nullptr);
-    dir_ = templ;
+    ASSERT_FALSE(dir_.empty());
     std::ofstream(dir_ / "users") << "alice:{PLAIN}secret::::::\nbob:{PLAIN}hunter2::::::\n";
     store::maildir::MaildirOptions options;
     options.data_dir = dir_ / "data";
@@ -38,7 +37,6 @@ class Pop3SessionTest : public ::testing::Test {
     server_.reset();
     users_.reset();
     store_.reset();
-    std::filesystem::remove_all(dir_);
   }
 
   // Appends to alice's INBOX through the shared registry.
@@ -78,7 +76,8 @@ class Pop3SessionTest : public ::testing::Test {
     ASSERT_TRUE(reply.starts_with("+OK Logged in")) << reply;
   }
 
-  std::filesystem::path dir_;
+  test_support::TempDir tmp_{"peregrine-pop3"};
+  std::filesystem::path dir_ = tmp_.path();
   std::unique_ptr<store::maildir::MaildirStore> store_;
   std::unique_ptr<auth::Authenticator> authenticator_;
   std::unique_ptr<session::UserRegistry> users_;

@@ -1,6 +1,6 @@
 #pragma once
 
-// Test helpers for the Maildir backend: a temporary directory, messages,
+// Test helpers for the Maildir backend: messages,
 // directory listings, and a check that the index and the files agree.
 
 #include <gtest/gtest.h>
@@ -21,29 +21,11 @@
 #include "store/api/user_store.h"
 #include "store/maildir/maildir_store.h"
 #include "store/maildir/names.h"
+#include "test_support/temp_dir.h"
 
 namespace peregrine::store::maildir::testing {
 
-class TempDir {
- public:
-  TempDir() {
-    std::string templ =
-        (std::filesystem::temp_directory_path() / "peregrine-store-XXXXXX").string();
-    char* made = ::mkdtemp(templ.data());
-    EXPECT_NE(made, nullptr);
-    path_ = templ;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  const std::filesystem::path& path() const { return path_; }
-
- private:
-  std::filesystem::path path_;
-};
+using test_support::TempDir;
 
 inline std::string message(const std::string& subject, const std::string& body = "Hello.\r\n") {
   return "From: Alice <alice@example.com>\r\nTo: bob@example.com\r\nSubject: " + subject +
