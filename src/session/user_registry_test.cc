@@ -20,7 +20,13 @@ using store::maildir::testing::TempDir;
 
 class UserRegistryTest : public ::testing::Test {
  protected:
-  UserRegistryTest() : store_(store::maildir::MaildirOptions{.data_dir = dir_.path()}) {}
+  UserRegistryTest() : store_(options(dir_.path())) {}
+
+  static store::maildir::MaildirOptions options(const std::filesystem::path& data_dir) {
+    store::maildir::MaildirOptions options;
+    options.data_dir = data_dir;
+    return options;
+  }
 
   TempDir dir_;
   store::maildir::MaildirStore store_;

@@ -47,10 +47,15 @@ class Authenticator;
 class FailureTracker;
 }  // namespace peregrine::auth
 
-namespace peregrine::imap {
-
+namespace peregrine::session {
 class UserContext;
 class UserRegistry;
+}  // namespace peregrine::session
+
+namespace peregrine::imap {
+
+using session::UserContext;
+using session::UserRegistry;
 struct SessionData;
 
 // What every session of a server shares. The referenced objects must
