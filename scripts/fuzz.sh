@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets with clang and runs one of them.
-# Usage: scripts/fuzz.sh [seconds] [mime|imap_proto]   (defaults: 600, mime)
+# Usage: scripts/fuzz.sh [seconds] [mime|imap_proto|smtp_proto]   (defaults: 600, mime)
 # Crashes go to build/fuzz/artifacts/; see tests/fuzz/README.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -11,7 +11,8 @@ build=build/fuzz
 case "$target" in
   mime) seeds=tests/mime/corpus dict=tests/fuzz/mime.dict max_len=262144 ;;
   imap_proto) seeds=tests/fuzz/imap_seeds dict=tests/fuzz/imap.dict max_len=4096 ;;
-  *) echo "fuzz.sh: unknown target $target (mime or imap_proto)" >&2; exit 64 ;;
+  smtp_proto) seeds=tests/fuzz/smtp_seeds dict=tests/fuzz/smtp.dict max_len=8192 ;;
+  *) echo "fuzz.sh: unknown target $target (mime, imap_proto or smtp_proto)" >&2; exit 64 ;;
 esac
 
 CC=clang CXX=clang++ cmake -S . -B "$build" -G Ninja -DPEREGRINE_FUZZ=ON -DPEREGRINE_TESTS=OFF \

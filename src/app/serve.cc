@@ -18,6 +18,7 @@
 #include "imap/server/session.h"
 #include "imap/server/user_context.h"
 #include "imap/service/imap_handler.h"
+#include "lmtp/lmtp_handler.h"
 #include "net/runtime.h"
 #include "net/storage_pool.h"
 #include "net/tls_context.h"
@@ -41,8 +42,11 @@ base::LogLevel log_level(config::LogLevel level) {
 }
 
 struct Listener {
+  const char* proto;  // "imap", "lmtp"
   config::Endpoint endpoint;
   bool implicit_tls = false;
+  std::filesystem::path unix_path;  // when set, instead of endpoint
+  std::shared_ptr<net::Handler> handler;
 };
 
 }  // namespace
@@ -82,6 +86,9 @@ int run_serve(const ServeArgs& args) {
                              .plaintext = settings->auth.plaintext};
   auto imap_handler =
       std::make_shared<imap::ImapHandler>(server, pool, imap::imap_handler_options(*settings));
+  // LMTP delivers into the same registry, so IMAP sessions see new mail at once.
+  auto lmtp_handler = std::make_shared<lmtp::LmtpHandler>(authenticator, users, pool,
+                                                          lmtp::lmtp_options(*settings));
 
   net::Runtime runtime(net::runtime_options(*settings));
   if (settings->tls.enabled()) {
@@ -95,22 +102,28 @@ int run_serve(const ServeArgs& args) {
 
   std::vector<Listener> listeners;
   for (const config::Endpoint& endpoint : settings->imap.listen) {
-    listeners.push_back({endpoint, false});
+    listeners.push_back({"imap", endpoint, false, {}, imap_handler});
   }
   for (const config::Endpoint& endpoint : settings->imap.tls_listen) {
-    listeners.push_back({endpoint, true});
+    listeners.push_back({"imaps", endpoint, true, {}, imap_handler});
+  }
+  for (const config::Endpoint& endpoint : settings->lmtp.listen) {
+    listeners.push_back({"lmtp", endpoint, false, {}, lmtp_handler});
+  }
+  if (!settings->lmtp.unix_socket.empty()) {
+    listeners.push_back({"lmtp", {}, false, settings->lmtp.unix_socket, lmtp_handler});
   }
   if (listeners.empty()) {
-    std::cerr << "peregrine: nothing to serve: [imap] listen and tls_listen are empty\n";
+    std::cerr << "peregrine: nothing to serve: no [imap] or [lmtp] listener\n";
     return EX_CONFIG;
   }
-  std::vector<config::Endpoint> bound;
+  std::vector<std::string> bound;
   for (const Listener& listener : listeners) {
-    auto port =
-        runtime.listen(net::ListenerOptions{.name = listener.implicit_tls ? "imaps" : "imap",
-                                            .endpoint = listener.endpoint,
-                                            .implicit_tls = listener.implicit_tls,
-                                            .handler = imap_handler});
+    auto port = runtime.listen(net::ListenerOptions{.name = listener.proto,
+                                                    .endpoint = listener.endpoint,
+                                                    .implicit_tls = listener.implicit_tls,
+                                                    .unix_path = listener.unix_path,
+                                                    .handler = listener.handler});
     if (!port) {
       base::log(base::LogLevel::kError, "startup.failed",
                 {{"reason", "listen"}, {"error", port.error().message}});
@@ -118,15 +131,16 @@ int run_serve(const ServeArgs& args) {
     }
     config::Endpoint actual = listener.endpoint;
     actual.port = *port;
-    bound.push_back(actual);
+    bound.push_back(listener.unix_path.empty() ? actual.to_string()
+                                               : "unix:" + listener.unix_path.string());
   }
 
   runtime.start();
   runtime.stop_on_signals();
   for (size_t i = 0; i < listeners.size(); ++i) {
     base::log(base::LogLevel::kInfo, "listening",
-              {{"proto", "imap"},
-               {"addr", bound[i].to_string()},
+              {{"proto", listeners[i].proto},
+               {"addr", bound[i]},
                {"tls", listeners[i].implicit_tls ? "yes" : "no"}});
   }
   runtime.wait();
