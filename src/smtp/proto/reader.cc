@@ -91,6 +91,9 @@ std::span<char> Reader::prepare(std::size_t n) {
 void Reader::commit(std::size_t n) { end_ += n; }
 
 Reader::Line Reader::next_line() {
+  if (begin_ == end_) {
+    return {};  // nothing buffered (and maybe no buffer yet: no memchr on null)
+  }
   if (skipping_) {
     const void* lf = std::memchr(buf_.data() + begin_, '\n', end_ - begin_);
     if (lf == nullptr) {
@@ -99,6 +102,9 @@ Reader::Line Reader::next_line() {
     }
     begin_ = static_cast<const char*>(lf) - buf_.data() + 1;
     skipping_ = false;
+    if (begin_ == end_) {
+      return {};
+    }
   }
   const char* start = buf_.data() + begin_;
   const std::size_t avail = end_ - begin_;
