@@ -31,7 +31,8 @@ int run_user(const UserArgs& args);
 // `peregrine deliver --config FILE -u USER [-m MAILBOX] [-f SENDER]
 // [-a ADDRESS] < message`: delivers one message as LMTP would. USER may be
 // an address (user@domain) with LMTP's rule; SENDER becomes Return-Path,
-// ADDRESS (default USER) Delivered-To. A leading mbox "From " line is
+// ADDRESS Delivered-To (neither header without its option, for MTAs that
+// add their own). A leading mbox "From " line is
 // dropped. A MAILBOX that does not exist means INBOX. Exit codes
 // (delivery::exit_code): EX_OK, EX_NOUSER (unknown user), EX_DATAERR (empty
 // or oversized message), EX_CANTCREAT (larger than the quota),

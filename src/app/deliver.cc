@@ -74,9 +74,6 @@ int run_deliver(const DeliverArgs& args) {
     return fail(args.user + ": " + recipient.error().message,
                 delivery::exit_code(delivery::classify(recipient.error(), 0, quota)));
   }
-  if (!args.address.empty()) {
-    recipient->address = args.address;
-  }
 
   const std::uint64_t limit = settings->lmtp.max_message_bytes;
   std::string input;
@@ -100,10 +97,13 @@ int run_deliver(const DeliverArgs& args) {
   }
   delivery::Request request;
   request.return_path = args.sender;
+  if (!args.address.empty()) {
+    request.delivered_to = args.address;
+  }
   request.message = without_envelope_line(input);
   request.mailbox = args.mailbox;
   request.quota_bytes = quota;
-  auto delivered = delivery::deliver(**user_store, *recipient, request);
+  auto delivered = delivery::deliver(**user_store, request);
   if (!delivered) {
     return fail(delivered.error().message, delivery::exit_code(delivery::classify(
                                                delivered.error(), request.message.size(), quota)));

@@ -39,16 +39,18 @@ base::Result<Recipient> resolve_address(auth::Authenticator& auth, std::string_v
 }
 
 std::string trace_headers(const std::optional<std::string>& return_path,
-                          std::string_view delivered_to) {
+                          const std::optional<std::string>& delivered_to) {
   std::string out;
   if (return_path) {
     out += "Return-Path: <";
     out += *return_path;
     out += ">\r\n";
   }
-  out += "Delivered-To: ";
-  out += delivered_to;
-  out += "\r\n";
+  if (delivered_to) {
+    out += "Delivered-To: ";
+    out += *delivered_to;
+    out += "\r\n";
+  }
   return out;
 }
 
@@ -80,12 +82,11 @@ base::Result<void> check_quota(store::UserStore& store, std::uint64_t quota_byte
   return {};
 }
 
-base::Result<Delivered> deliver(store::UserStore& store, const Recipient& recipient,
-                                const Request& request) {
+base::Result<Delivered> deliver(store::UserStore& store, const Request& request) {
   if (request.message.empty()) {
     return base::fail(base::MailError::kBadInput, "empty message");
   }
-  std::string bytes = trace_headers(request.return_path, recipient.address);
+  std::string bytes = trace_headers(request.return_path, request.delivered_to);
   bytes.reserve(bytes.size() + request.message.size());
   bytes += request.message;
   if (auto room = check_quota(store, request.quota_bytes, bytes.size()); !room) {

@@ -25,7 +25,7 @@ namespace peregrine::delivery {
 struct Recipient {
   std::string user;     // the passwd-file name: the store's user and strand key
   std::string home;     // empty: the store's default place
-  std::string address;  // as the sender gave it, for Delivered-To
+  std::string address;  // as the sender gave it (for replies and Delivered-To)
 };
 
 // The user `address` names: the passwd-file entry spelled exactly like the
@@ -40,10 +40,10 @@ base::Result<Recipient> resolve_recipient(auth::Authenticator& auth, std::string
 base::Result<Recipient> resolve_address(auth::Authenticator& auth, std::string_view address);
 
 // The lines put before the message: "Return-Path: <sender>" (RFC 5321
-// §4.4; "<>" for the null sender; none when `return_path` is absent) and
-// "Delivered-To: address" (RFC 9228).
+// §4.4; "<>" for the null sender) and "Delivered-To: address" (RFC 9228),
+// each only when given.
 std::string trace_headers(const std::optional<std::string>& return_path,
-                          std::string_view delivered_to);
+                          const std::optional<std::string>& delivered_to);
 
 // Whether `incoming` more bytes fit under `quota_bytes` (0: no quota) for
 // the user: kOverQuota when they do not (the message says how full). With
@@ -52,10 +52,13 @@ base::Result<void> check_quota(store::UserStore& store, std::uint64_t quota_byte
                                std::uint64_t incoming);
 
 struct Request {
-  std::optional<std::string> return_path;  // the envelope sender; "" is the null sender
-  std::string_view message;                // as received; bare LF is stored as CRLF
-  std::string mailbox = "INBOX";           // a mailbox that does not exist means INBOX
-  std::uint64_t quota_bytes = 0;           // 0: no quota
+  // Trace headers to add (LMTP always gives both; `peregrine deliver` what
+  // its -f and -a options say, as an MTA that pipes may add its own).
+  std::optional<std::string> return_path;   // the envelope sender; "" is the null sender
+  std::optional<std::string> delivered_to;  // the recipient address as the MTA had it
+  std::string_view message;                 // as received; bare LF is stored as CRLF
+  std::string mailbox = "INBOX";            // a mailbox that does not exist means INBOX
+  std::uint64_t quota_bytes = 0;            // 0: no quota
 };
 
 struct Delivered {
@@ -64,12 +67,12 @@ struct Delivered {
   std::uint64_t size = 0;  // bytes stored, with the trace headers
 };
 
-// Appends the message with its trace headers to the recipient's mailbox,
-// durably (the store's append: fsync'd and committed when this returns).
+// Appends the message with the request's trace headers to a mailbox of
+// `store` (the recipient's), durably (the store's append: fsync'd and
+// committed when this returns).
 // Errors: kOverQuota (check_quota), kTooBig (over the store's size limit),
 // kBadInput (an empty message), and the store's others.
-base::Result<Delivered> deliver(store::UserStore& store, const Recipient& recipient,
-                                const Request& request);
+base::Result<Delivered> deliver(store::UserStore& store, const Request& request);
 
 // What a failure means to the sender.
 enum class Outcome {

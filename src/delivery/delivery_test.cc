@@ -69,12 +69,12 @@ TEST_F(DeliveryTest, TraceHeaders) {
 }
 
 TEST_F(DeliveryTest, DeliversWithHeadersAndFallsBackToInbox) {
-  Recipient alice{"alice", "", "alice@example.org"};
   Request request;
   request.return_path = "sender@example.net";
+  request.delivered_to = "alice@example.org";
   const std::string message = "Subject: hi\n\nbody\n";
   request.message = message;
-  auto delivered = deliver(*user_, alice, request);
+  auto delivered = deliver(*user_, request);
   ASSERT_TRUE(delivered) << delivered.error().message;
   EXPECT_EQ(delivered->mailbox, "INBOX");
   EXPECT_EQ(stored("INBOX", delivered->uid.uid),
@@ -82,32 +82,31 @@ TEST_F(DeliveryTest, DeliversWithHeadersAndFallsBackToInbox) {
             "Subject: hi\r\n\r\nbody\r\n");
 
   request.mailbox = "No/Such";
-  delivered = deliver(*user_, alice, request);
+  delivered = deliver(*user_, request);
   ASSERT_TRUE(delivered);
   EXPECT_EQ(delivered->mailbox, "INBOX");
   ASSERT_TRUE(user_->create_mailbox("Lists"));
   request.mailbox = "Lists";
-  delivered = deliver(*user_, alice, request);
+  delivered = deliver(*user_, request);
   ASSERT_TRUE(delivered);
   EXPECT_EQ(delivered->mailbox, "Lists");
   EXPECT_EQ(info("Lists").messages, 1u);
 
   request.message = "";
-  auto empty = deliver(*user_, alice, request);
+  auto empty = deliver(*user_, request);
   ASSERT_FALSE(empty);
   EXPECT_EQ(classify(empty.error(), 0, 0), Outcome::kBadMessage);
 }
 
 TEST_F(DeliveryTest, Quota) {
-  Recipient alice{"alice", "", "alice"};
   const std::string message(600, 'x');
   Request request;
   request.message = message;
   request.quota_bytes = 1000;
   ASSERT_TRUE(check_quota(*user_, 1000, 0));
-  ASSERT_TRUE(deliver(*user_, alice, request));
+  ASSERT_TRUE(deliver(*user_, request));
   // 600 + headers used: a second one does not fit, but might later.
-  auto second = deliver(*user_, alice, request);
+  auto second = deliver(*user_, request);
   ASSERT_FALSE(second);
   EXPECT_EQ(second.error().code, base::MailError::kOverQuota);
   EXPECT_EQ(classify(second.error(), message.size(), 1000), Outcome::kMailboxFull);
@@ -117,7 +116,7 @@ TEST_F(DeliveryTest, Quota) {
   EXPECT_EQ(info("INBOX").messages, 1u);
   // Without a quota, anything goes.
   request.quota_bytes = 0;
-  EXPECT_TRUE(deliver(*user_, alice, request));
+  EXPECT_TRUE(deliver(*user_, request));
   EXPECT_FALSE(check_quota(*user_, 1000, 0));
 }
 

@@ -273,6 +273,7 @@ class LmtpSession {
     request.message = decoder.text();
     request.quota_bytes = options_.quota_bytes;
     for (const delivery::Recipient& recipient : tx.recipients) {
+      request.delivered_to = recipient.address;
       co_await deliver(recipient, request);
     }
     co_return true;
@@ -286,7 +287,7 @@ class LmtpSession {
           if (!user) {
             return std::unexpected(user.error());
           }
-          return delivery::deliver((*user)->store(), recipient, request);
+          return delivery::deliver((*user)->store(), request);
           // The context is let go here, on the user's strand.
         });
     if (!delivered) {

@@ -303,11 +303,16 @@ class DeliverCommandTest(LmtpTestCase):
     def test_exit_codes_and_headers(self):
         msg = b"From sender@example.net Mon Nov 30 10:00:00 2026\n" + sample_message("via-deliver")
         proc = self.server.cli("deliver", "--config", self.server.config, "-u", "bob@any.example",
-                               "-f", "sender@example.net", input_bytes=msg, check=False)
+                               "-f", "sender@example.net", "-a", "bob@any.example",
+                               input_bytes=msg, check=False)
         self.assertEqual(proc.returncode, 0, proc.stderr)
         stored = self.one_message("bob", "via-deliver")
         self.assertTrue(stored.startswith(b"Return-Path: <sender@example.net>\r\n"
                                           b"Delivered-To: bob@any.example\r\nFrom: "), stored[:150])
+        # Without -f and -a no trace headers (the MTA may have added its own).
+        proc = self.server.deliver("carol@example.net", sample_message("plain-deliver"))
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertTrue(self.one_message("carol", "plain-deliver").startswith(b"From: "))
         self.assertEqual(self.server.deliver("nobody", sample_message("x")).returncode, 67)
         self.assertEqual(self.server.deliver("bob", b"").returncode, 65)  # EX_DATAERR
 
