@@ -15,8 +15,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <string>
+#include <optional>
 #include <span>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -57,21 +58,20 @@ std::string run(std::string_view input, std::size_t chunk) {
   std::string transcript;
   std::size_t pos = 0;
   bool in_data = false;
-  DataDecoder decoder(kDataLimit);
+  std::optional<DataDecoder> decoder;
   for (int rounds = 0; rounds < 1 << 20; ++rounds) {
     bool progressed = true;
     while (progressed) {
       progressed = false;
       if (in_data) {
-        if (reader.read_data(decoder)) {
-          const std::string& text = decoder.text();
-          check(decoder.too_big() || text.size() == decoder.size(), "size counts the text");
+        if (reader.read_data(*decoder)) {
+          const std::string& text = decoder->text();
+          check(decoder->too_big() || text.size() == decoder->size(), "size counts the text");
           check(text.size() <= kDataLimit, "text within the limit");
           for (std::size_t i = 0; i < text.size(); ++i) {
             check(text[i] != '\n' || (i > 0 && text[i - 1] == '\r'), "no bare LF");
           }
-          transcript += "DATA[" + std::to_string(decoder.size()) + "]" + text;
-          decoder = DataDecoder(kDataLimit);
+          transcript += "DATA[" + std::to_string(decoder->size()) + "]" + text;
           in_data = false;
           progressed = true;
         }
@@ -86,6 +86,9 @@ std::string run(std::string_view input, std::size_t chunk) {
         check_command(line.text);
         transcript += "LINE[" + std::string(line.text) + "]\n";
         in_data = line.text == "DATA";
+        if (in_data) {
+          decoder.emplace(kDataLimit);
+        }
         progressed = true;
       }
     }
