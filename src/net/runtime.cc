@@ -102,9 +102,11 @@ struct Runtime::Impl {
 
   base::Result<std::uint16_t> listen(const ListenerOptions& listener);
   base::Result<std::uint16_t> listen_unix(const ListenerOptions& listener);
-  asio::awaitable<void> accept_loop(asio::ip::tcp::acceptor& acceptor, Listener& listener);
-  asio::awaitable<void> accept_unix_loop(Listener& listener);
+  // Accepts on a TCP or unix-socket acceptor until it closes.
+  template <typename Acceptor>
+  asio::awaitable<void> accept_loop(Acceptor& acceptor, Listener& listener);
   void admit(Worker& worker, asio::ip::tcp::socket socket, Listener& listener);
+  void admit(Worker& worker, asio::local::stream_protocol::socket local, Listener& listener);
   void spawn(Worker& worker, asio::ip::tcp::socket socket, Listener& listener, PeerAddress peer,
              bool admitted);
   asio::awaitable<void> serve(Worker& worker, asio::ip::tcp::socket socket, Listener& listener,
@@ -244,8 +246,8 @@ base::Result<std::uint16_t> Runtime::Impl::listen(const ListenerOptions& opts) {
   return port;
 }
 
-asio::awaitable<void> Runtime::Impl::accept_loop(asio::ip::tcp::acceptor& acceptor,
-                                                 Listener& listener) {
+template <typename Acceptor>
+asio::awaitable<void> Runtime::Impl::accept_loop(Acceptor& acceptor, Listener& listener) {
   for (;;) {
     Worker& worker = *workers[next_worker++ % workers.size()];
     asio::any_io_executor worker_executor = worker.ioc.get_executor();
@@ -274,39 +276,20 @@ asio::awaitable<void> Runtime::Impl::accept_loop(asio::ip::tcp::acceptor& accept
 // driven through a tcp::socket, whose reads and writes are plain stream
 // socket calls (nothing TCP-specific is set on it), so Connection needs no
 // second socket type.
-asio::awaitable<void> Runtime::Impl::accept_unix_loop(Listener& listener) {
-  asio::local::stream_protocol::acceptor& acceptor = *listener.unix_acceptor;
-  for (;;) {
-    Worker& worker = *workers[next_worker++ % workers.size()];
-    auto [ec, local] = co_await acceptor.async_accept(worker.ioc.get_executor(), kAwait);
-    if (stopping.load() || !acceptor.is_open()) {
-      co_return;
-    }
-    if (ec) {
-      if (ec == asio::error::operation_aborted) {
-        co_return;
-      }
-      base::log(LogLevel::kWarn, "accept.error",
-                {{"listener", listener.options.name}, {"error", ec.message()}});
-      if (out_of_resources(ec)) {
-        asio::steady_timer pause(control, kAcceptBackoff);
-        co_await pause.async_wait(kAwait);
-      }
-      continue;
-    }
-    asio::ip::tcp::socket socket(worker.ioc);
-    asio::error_code assign_ec;
-    const int fd = local.release(assign_ec);
-    if (assign_ec) {
-      continue;
-    }
-    socket.assign(asio::ip::tcp::v6(), fd, assign_ec);
-    if (assign_ec) {
-      ::close(fd);
-      continue;
-    }
-    spawn(worker, std::move(socket), listener, PeerAddress{"unix", 0, true}, true);
+void Runtime::Impl::admit(Worker& worker, asio::local::stream_protocol::socket local,
+                          Listener& listener) {
+  asio::error_code ec;
+  const int fd = local.release(ec);
+  if (ec) {
+    return;
   }
+  asio::ip::tcp::socket socket(worker.ioc);
+  socket.assign(asio::ip::tcp::v6(), fd, ec);
+  if (ec) {
+    ::close(fd);
+    return;
+  }
+  spawn(worker, std::move(socket), listener, PeerAddress{"unix", 0, true}, true);
 }
 
 void Runtime::Impl::admit(Worker& worker, asio::ip::tcp::socket socket, Listener& listener) {
@@ -512,7 +495,7 @@ void Runtime::start() {
       asio::co_spawn(d.control, d.accept_loop(acceptor, listener), asio::detached);
     }
     if (listener.unix_acceptor) {
-      asio::co_spawn(d.control, d.accept_unix_loop(listener), asio::detached);
+      asio::co_spawn(d.control, d.accept_loop(*listener.unix_acceptor, listener), asio::detached);
     }
   }
   for (std::size_t i = 0; i < d.workers.size(); ++i) {

@@ -5,7 +5,6 @@ won't send. Standard library only."""
 import os
 import re
 import smtplib
-import socket
 import sys
 import time
 
@@ -63,41 +62,15 @@ class LmtpServer(harness.Server):
         return RawLmtp(harness.HOST, self.lmtp_port)
 
 
-class RawLmtp:
-    """Line-level LMTP: send bytes, read replies (a reply is its lines)."""
-
-    def __init__(self, host, port, timeout=harness.IO_TIMEOUT):
-        self.sock = socket.create_connection((host, port), timeout=timeout)
-        self.buf = b""
-        self.greeting = self.reply()
-
-    def close(self):
-        try:
-            self.sock.close()
-        except OSError:
-            pass
-
-    def send(self, data):
-        self.sock.sendall(data.encode() if isinstance(data, str) else data)
-
-    def line(self):
-        for _ in range(1 << 16):
-            i = self.buf.find(b"\r\n")
-            if i >= 0:
-                out, self.buf = self.buf[:i + 2], self.buf[i + 2:]
-                return out
-            chunk = self.sock.recv(65536)
-            if not chunk:
-                out, self.buf = self.buf, b""
-                return out
-            self.buf += chunk
-        raise AssertionError("line too long")
+class RawLmtp(harness.RawClient):
+    """Line-level LMTP on harness.RawClient's socket and line reader: send
+    bytes, read replies (a reply is its lines). `greeting` is the 220 line."""
 
     def reply(self):
         """(code, [lines]) of one possibly multi-line reply; (0, []) at EOF."""
         lines = []
         for _ in range(1000):
-            line = self.line()
+            line = self.readline()
             if not line:
                 return 0, lines
             lines.append(line)

@@ -6,16 +6,15 @@ APPEND)."""
 import os
 import re
 import sys
-import tempfile
 import threading
 import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import crash_check  # noqa: E402
 import harness  # noqa: E402
 import lmtp_harness  # noqa: E402
 from harness import sample_message  # noqa: E402
-from test_imap_crash import index_copy  # noqa: E402
 
 CLIENTS = 3            # parallel LMTP connections
 MAX_MESSAGES = 300     # per client and round, bounded
@@ -79,24 +78,9 @@ class Counter:
                 self.enough.set()
 
 
-class LmtpCrashTest(unittest.TestCase):
-    def setUp(self):
-        self.server = lmtp_harness.LmtpServer()
-        self.server.start()
-
-    def tearDown(self):
-        try:
-            self.server.stop(check=False)
-        finally:
-            self.server.cleanup()
-
-    def run(self, result=None):
-        result = result or self.defaultTestResult()
-        before = len(result.failures) + len(result.errors)
-        out = super().run(result)
-        if len(result.failures) + len(result.errors) > before:
-            sys.stderr.write(self.server.log_tail(100) + "\n")
-        return out
+class LmtpCrashTest(crash_check.CrashCase):
+    def make_server(self):
+        return lmtp_harness.LmtpServer()
 
     def test_kill9_during_lmtp_flood(self):
         all_ok, maybe = [], []
@@ -137,23 +121,7 @@ class LmtpCrashTest(unittest.TestCase):
         client.quit()
         self.server.stop()
 
-        maildir = self.server.maildir("alice")
-        cur = sorted(os.listdir(os.path.join(maildir, "cur")))
-        self.assertEqual(os.listdir(os.path.join(maildir, "new")), [])
-        with tempfile.TemporaryDirectory() as tmp:
-            db = index_copy(self.server, "alice", tmp)
-            try:
-                (box_id,), = db.execute(
-                    "SELECT id FROM mailboxes WHERE name = 'INBOX'").fetchall()
-                rows = db.execute("SELECT uid, file_name, size FROM messages "
-                                  "WHERE mailbox_id = ? ORDER BY uid", (box_id,)).fetchall()
-                self.assertEqual(db.execute("PRAGMA integrity_check").fetchone()[0], "ok")
-            finally:
-                db.close()
-        self.assertEqual(sorted(r[1] for r in rows), cur, "index rows and cur/ files differ")
-        self.assertEqual(len(rows), len(subjects) + 1)
-        for _uid, name, size in rows:
-            self.assertEqual(os.path.getsize(os.path.join(maildir, "cur", name)), size, name)
+        self.check_index_matches_files("alice", len(subjects) + 1)
 
 
 if __name__ == "__main__":
