@@ -67,7 +67,7 @@ struct ListenerOptions {
   // When not empty, listen on this unix-domain socket instead of `endpoint`
   // (mode 0666; an old socket file there is replaced). Its peers are
   // PeerAddress{"unix", 0, loopback = true}, outside the per-IP limit.
-  std::filesystem::path unix_path;
+  std::filesystem::path unix_path = {};
   std::shared_ptr<Handler> handler;
 };
 
