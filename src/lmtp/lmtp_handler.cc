@@ -2,6 +2,9 @@
 
 #include <unistd.h>
 
+#include <exception>
+#include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -208,7 +211,7 @@ class LmtpSession {
     });
     if (found && options_.quota_bytes > 0) {
       auto room = co_await handler_.pool_.run(found->user, [&]() -> base::Result<void> {
-        auto user = handler_.users_.acquire(found->user, found->home);
+        auto user = hold(*found);
         if (!user) {
           return std::unexpected(user.error());
         }
@@ -312,6 +315,33 @@ class LmtpSession {
     reply(ok("2.0.0", "<" + recipient.address + "> Delivered"));
   }
 
+  // The user's context, kept for the rest of the connection so that an MTA
+  // delivering many messages to the same users opens each store once. On
+  // the user's strand only.
+  base::Result<session::UserContext*> hold(const delivery::Recipient& recipient) {
+    auto found = held_.find(recipient.user);
+    if (found != held_.end()) {
+      return found->second.get();
+    }
+    auto user = handler_.users_.acquire(recipient.user, recipient.home);
+    if (!user) {
+      return std::unexpected(user.error());
+    }
+    session::UserContext* context = user->get();
+    held_.emplace(recipient.user, std::move(*user));
+    return context;
+  }
+
+ public:
+  // Lets go of the held contexts, each on its user's strand.
+  asio::awaitable<void> finish() {
+    while (!held_.empty()) {
+      auto node = held_.extract(held_.begin());
+      co_await handler_.pool_.run(node.key(), [&node] { node.mapped().reset(); });
+    }
+  }
+
+ private:
   LmtpHandler& handler_;
   const LmtpOptions& options_;
   net::Connection& conn_;
@@ -320,6 +350,9 @@ class LmtpSession {
   bool greeted_ = false;
   int errors_ = 0;  // refused commands in a row
   Transaction tx_;
+  // Touched on the users' strands (hold) and, between them, by this
+  // session's coroutine; never by two at once.
+  std::map<std::string, std::shared_ptr<session::UserContext>> held_;
 };
 
 LmtpOptions lmtp_options(const config::Settings& settings) {
@@ -338,7 +371,16 @@ LmtpHandler::LmtpHandler(auth::Authenticator& authenticator, session::UserRegist
 
 asio::awaitable<void> LmtpHandler::serve(net::Connection& connection) {
   LmtpSession session(*this, connection);
-  co_await session.run();
+  std::exception_ptr error;
+  try {
+    co_await session.run();
+  } catch (...) {
+    error = std::current_exception();
+  }
+  co_await session.finish();
+  if (error) {
+    std::rethrow_exception(error);  // the runtime logs it
+  }
 }
 
 asio::awaitable<void> LmtpHandler::refuse(net::Connection& connection, net::Refusal) {
