@@ -42,7 +42,7 @@ base::LogLevel log_level(config::LogLevel level) {
 }
 
 struct Listener {
-  const char* proto;  // "imap", "lmtp"
+  const char* proto;  // "imap", "lmtp"; "imaps" listeners log as proto=imap tls=yes
   config::Endpoint endpoint;
   bool implicit_tls = false;
   std::filesystem::path unix_path;  // when set, instead of endpoint
@@ -139,7 +139,7 @@ int run_serve(const ServeArgs& args) {
   runtime.stop_on_signals();
   for (size_t i = 0; i < listeners.size(); ++i) {
     base::log(base::LogLevel::kInfo, "listening",
-              {{"proto", listeners[i].proto},
+              {{"proto", listeners[i].implicit_tls ? "imap" : listeners[i].proto},
                {"addr", bound[i]},
                {"tls", listeners[i].implicit_tls ? "yes" : "no"}});
   }
