@@ -64,12 +64,17 @@ fi
 if ! grep -q '^\[pop3\]' "$config"; then
   printf '\n[pop3]\nlisten = ["127.0.0.1:1110"]\n' >>"$config"
 fi
+# LMTP for an MTA on this host (also added to a var/ made before LMTP existed).
+if ! grep -q '^\[lmtp\]' "$config"; then
+  printf '\n[lmtp]\nlisten = ["127.0.0.1:2424"]\n' >>"$config"
+fi
 
 cat <<'TEXT'
 
 Peregrine is starting on 127.0.0.1:1143 (IMAP, STARTTLS when var/tls exists),
 127.0.0.1:1993 (IMAP over TLS, self-signed certificate), 127.0.0.1:1110 (POP3,
-STLS when var/tls exists) and 127.0.0.1:1995 (POP3 over TLS). Log in as demo / demo:
+STLS when var/tls exists), 127.0.0.1:1995 (POP3 over TLS) and 127.0.0.1:2424
+(LMTP, for an MTA: see docs/postfix.md). Log in as demo / demo:
 
   curl 'imap://demo:demo@127.0.0.1:1143/INBOX;UID=1'            # prints the first message
   curl -v 'imap://demo:demo@127.0.0.1:1143/INBOX' -X 'FETCH 1 BODY[]'   # curl shows a custom
@@ -82,6 +87,8 @@ STLS when var/tls exists) and 127.0.0.1:1995 (POP3 over TLS). Log in as demo / d
                normal password, user name demo
 
 Deliver more mail:  build/release/src/app/peregrine deliver --config var/peregrine.toml -u demo < message.eml
+or over LMTP:
+  python3 -c 'import smtplib, sys; smtplib.LMTP("127.0.0.1", 2424).sendmail("me@example.org", ["demo@example.org"], sys.stdin.buffer.read())' < message.eml
 Stop with Ctrl-C.
 
 TEXT

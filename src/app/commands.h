@@ -28,14 +28,21 @@ struct UserArgs {
 };
 int run_user(const UserArgs& args);
 
-// `peregrine deliver --config FILE -u USER [-m MAILBOX] < message`: appends
-// one message through the store. EX_OK, EX_NOUSER (unknown user), EX_DATAERR
-// (empty or oversized message), EX_TEMPFAIL (store or configuration error).
-// A MAILBOX that does not exist falls back to INBOX, as Dovecot's LDA does.
+// `peregrine deliver --config FILE -u USER [-m MAILBOX] [-f SENDER]
+// [-a ADDRESS] < message`: delivers one message as LMTP would. USER may be
+// an address (user@domain) with LMTP's rule; SENDER becomes Return-Path,
+// ADDRESS Delivered-To (neither header without its option, for MTAs that
+// add their own). A leading mbox "From " line is
+// dropped. A MAILBOX that does not exist means INBOX. Exit codes
+// (delivery::exit_code): EX_OK, EX_NOUSER (unknown user), EX_DATAERR (empty
+// or oversized message), EX_CANTCREAT (larger than the quota),
+// EX_TEMPFAIL (mailbox full, store or configuration error).
 struct DeliverArgs {
   std::filesystem::path config;
   std::string user;
   std::string mailbox = "INBOX";
+  std::optional<std::string> sender;
+  std::string address;
 };
 int run_deliver(const DeliverArgs& args);
 

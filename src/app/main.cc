@@ -69,6 +69,10 @@ int main(int argc, char** argv) {
   deliver->add_option("-c,--config", deliver_args.config, "configuration file")->required();
   deliver->add_option("-u,--user", deliver_args.user, "recipient user")->required();
   deliver->add_option("-m,--mailbox", deliver_args.mailbox, "mailbox (default INBOX)");
+  deliver->add_option("-f,--from", deliver_args.sender,
+                      "envelope sender, written as Return-Path (\"\" for <>)");
+  deliver->add_option("-a,--address", deliver_args.address,
+                      "recipient address as the MTA got it, written as Delivered-To");
 
   try {
     app.parse(argc, argv);

@@ -18,6 +18,7 @@
 #include "imap/server/session.h"
 #include "imap/server/user_context.h"
 #include "imap/service/imap_handler.h"
+#include "lmtp/lmtp_handler.h"
 #include "net/runtime.h"
 #include "net/storage_pool.h"
 #include "net/tls_context.h"
@@ -43,9 +44,10 @@ base::LogLevel log_level(config::LogLevel level) {
 }
 
 struct Listener {
+  const char* proto;  // "imap", "pop3" or "lmtp"; TLS listeners log tls=yes
   config::Endpoint endpoint;
   bool implicit_tls = false;
-  const char* proto = "imap";  // "imap" or "pop3"
+  std::filesystem::path unix_path;  // when set, instead of endpoint
   std::shared_ptr<net::Handler> handler;
 };
 
@@ -95,6 +97,9 @@ int run_serve(const ServeArgs& args) {
                                   .plaintext = settings->auth.plaintext};
   auto pop3_handler =
       std::make_shared<pop3::Pop3Handler>(pop3_server, pool, pop3::pop3_handler_options(*settings));
+  // LMTP delivers into the same registry, so IMAP sessions see new mail at once.
+  auto lmtp_handler = std::make_shared<lmtp::LmtpHandler>(authenticator, users, pool,
+                                                          lmtp::lmtp_options(*settings));
 
   net::Runtime runtime(net::runtime_options(*settings));
   if (settings->tls.enabled()) {
@@ -108,27 +113,34 @@ int run_serve(const ServeArgs& args) {
 
   std::vector<Listener> listeners;
   for (const config::Endpoint& endpoint : settings->imap.listen) {
-    listeners.push_back({endpoint, false, "imap", imap_handler});
+    listeners.push_back({"imap", endpoint, false, {}, imap_handler});
   }
   for (const config::Endpoint& endpoint : settings->imap.tls_listen) {
-    listeners.push_back({endpoint, true, "imap", imap_handler});
+    listeners.push_back({"imap", endpoint, true, {}, imap_handler});
   }
   for (const config::Endpoint& endpoint : settings->pop3.listen) {
-    listeners.push_back({endpoint, false, "pop3", pop3_handler});
+    listeners.push_back({"pop3", endpoint, false, {}, pop3_handler});
   }
   for (const config::Endpoint& endpoint : settings->pop3.tls_listen) {
-    listeners.push_back({endpoint, true, "pop3", pop3_handler});
+    listeners.push_back({"pop3", endpoint, true, {}, pop3_handler});
+  }
+  for (const config::Endpoint& endpoint : settings->lmtp.listen) {
+    listeners.push_back({"lmtp", endpoint, false, {}, lmtp_handler});
+  }
+  if (!settings->lmtp.unix_socket.empty()) {
+    listeners.push_back({"lmtp", {}, false, settings->lmtp.unix_socket, lmtp_handler});
   }
   if (listeners.empty()) {
-    std::cerr << "peregrine: nothing to serve: no [imap] or [pop3] listeners\n";
+    std::cerr << "peregrine: nothing to serve: no [imap], [pop3] or [lmtp] listener\n";
     return EX_CONFIG;
   }
-  std::vector<config::Endpoint> bound;
+  std::vector<std::string> bound;
   for (const Listener& listener : listeners) {
     const std::string name = std::string(listener.proto) + (listener.implicit_tls ? "s" : "");
     auto port = runtime.listen(net::ListenerOptions{.name = name,
                                                     .endpoint = listener.endpoint,
                                                     .implicit_tls = listener.implicit_tls,
+                                                    .unix_path = listener.unix_path,
                                                     .handler = listener.handler});
     if (!port) {
       base::log(base::LogLevel::kError, "startup.failed",
@@ -137,7 +149,8 @@ int run_serve(const ServeArgs& args) {
     }
     config::Endpoint actual = listener.endpoint;
     actual.port = *port;
-    bound.push_back(actual);
+    bound.push_back(listener.unix_path.empty() ? actual.to_string()
+                                               : "unix:" + listener.unix_path.string());
   }
 
   runtime.start();
@@ -145,7 +158,7 @@ int run_serve(const ServeArgs& args) {
   for (size_t i = 0; i < listeners.size(); ++i) {
     base::log(base::LogLevel::kInfo, "listening",
               {{"proto", listeners[i].proto},
-               {"addr", bound[i].to_string()},
+               {"addr", bound[i]},
                {"tls", listeners[i].implicit_tls ? "yes" : "no"}});
   }
   runtime.wait();

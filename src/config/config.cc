@@ -362,6 +362,9 @@ void Loader::load_listeners(const toml::table& root, Settings& s) {
       s.lmtp.unix_socket = *p;
     }
   }
+  if (auto n = lmtp.integer("max_message_bytes", 1024, std::numeric_limits<std::uint32_t>::max())) {
+    s.lmtp.max_message_bytes = static_cast<std::uint64_t>(*n);
+  }
   lmtp.finish();
 }
 
@@ -442,6 +445,9 @@ void Loader::load_limits(const toml::table& root, LimitSettings& out) {
   if (auto n =
           limits.integer("max_literal_bytes", 1024, std::numeric_limits<std::uint32_t>::max())) {
     out.max_literal_bytes = static_cast<std::uint64_t>(*n);
+  }
+  if (auto n = limits.integer("quota_bytes", 0, std::numeric_limits<std::int64_t>::max())) {
+    out.quota_bytes = static_cast<std::uint64_t>(*n);
   }
   if (auto n = limits.integer("max_connections_per_ip", 1, 1'000'000)) {
     out.max_connections_per_ip = static_cast<std::uint32_t>(*n);

@@ -38,10 +38,14 @@ struct Pop3Settings {
   std::vector<Endpoint> tls_listen;
 };
 
-// [lmtp], for later work: TCP listeners and an optional unix socket.
+// [lmtp]: TCP listeners and an optional unix socket.
 struct LmtpSettings {
   std::vector<Endpoint> listen;
   std::filesystem::path unix_socket;  // empty: none
+  // The largest message accepted (SIZE in the LHLO reply, RFC 1870); larger
+  // ones are read to their end and refused with 552 5.3.4. Also the limit
+  // of `peregrine deliver`.
+  std::uint64_t max_message_bytes = 64ull * 1024 * 1024;
 };
 
 // [tls]. Either both files or neither; both are checked to be readable
@@ -73,10 +77,13 @@ struct AuthSettings {
 struct LimitSettings {
   std::uint64_t max_line_bytes = 64 * 1024;               // one command line, without literals
   std::uint64_t max_literal_bytes = 64ull * 1024 * 1024;  // one literal (e.g. an APPENDed message)
-  std::uint32_t max_connections_per_ip = 50;              // open connections from one address
-  std::chrono::seconds autologout{1800};                  // idle, logged in (RFC 3501: >= 30 min)
-  std::chrono::seconds autologout_unauthenticated{180};   // idle, not logged in yet
-  std::chrono::seconds idle_timeout{1800};                // longest single IMAP IDLE
+  // The most each user's mail may take, checked when mail is delivered
+  // (LMTP, `peregrine deliver`); zero means no quota.
+  std::uint64_t quota_bytes = 0;
+  std::uint32_t max_connections_per_ip = 50;             // open connections from one address
+  std::chrono::seconds autologout{1800};                 // idle, logged in (RFC 3501: >= 30 min)
+  std::chrono::seconds autologout_unauthenticated{180};  // idle, not logged in yet
+  std::chrono::seconds idle_timeout{1800};               // longest single IMAP IDLE
 };
 
 enum class LogLevel { kError, kWarn, kInfo, kDebug };

@@ -21,6 +21,7 @@ tls_listen = []                 # implicit TLS, e.g. ["[::]:995"]; needs [tls]
 [lmtp]
 listen = []                     # e.g. ["127.0.0.1:2424"]
 # unix_socket = "lmtp.sock"     # for an MTA on the same host
+max_message_bytes = 67108864    # larger messages are refused (552 5.3.4); 64 MiB
 
 # [tls]
 # cert = "cert.pem"             # PEM certificate chain
@@ -35,6 +36,7 @@ failure_delay_max_ms = 15000    # doubling per recent failure, up to this
 [limits]
 max_line_bytes = 65536          # one command line, literals not included
 max_literal_bytes = 67108864    # one literal, e.g. an APPENDed message (64 MiB)
+quota_bytes = 0                 # the most each user's mail may take at delivery; 0: no quota
 max_connections_per_ip = 50
 autologout_seconds = 1800       # idle logged-in session; RFC 3501 requires >= 1800
 autologout_unauthenticated_seconds = 180  # idle session that has not logged in

@@ -1,5 +1,7 @@
 #include "net/runtime.h"
 
+#include <unistd.h>
+
 #include <asio/co_spawn.hpp>
 #include <asio/detached.hpp>
 #include <asio/executor_work_guard.hpp>
@@ -7,12 +9,14 @@
 #include <asio/io_context.hpp>
 #include <asio/ip/tcp.hpp>
 #include <asio/ip/v6_only.hpp>
+#include <asio/local/stream_protocol.hpp>
 #include <asio/post.hpp>
 #include <asio/signal_set.hpp>
 #include <asio/steady_timer.hpp>
 #include <asio/use_awaitable.hpp>
 #include <atomic>
 #include <csignal>
+#include <filesystem>
 #include <list>
 #include <optional>
 #include <thread>
@@ -84,6 +88,7 @@ struct Worker {
 struct Listener {
   ListenerOptions options;
   std::vector<asio::ip::tcp::acceptor> acceptors;
+  std::optional<asio::local::stream_protocol::acceptor> unix_acceptor;
 };
 
 struct Runtime::Impl {
@@ -96,8 +101,14 @@ struct Runtime::Impl {
   }
 
   base::Result<std::uint16_t> listen(const ListenerOptions& listener);
-  asio::awaitable<void> accept_loop(asio::ip::tcp::acceptor& acceptor, Listener& listener);
+  base::Result<std::uint16_t> listen_unix(const ListenerOptions& listener);
+  // Accepts on a TCP or unix-socket acceptor until it closes.
+  template <typename Acceptor>
+  asio::awaitable<void> accept_loop(Acceptor& acceptor, Listener& listener);
   void admit(Worker& worker, asio::ip::tcp::socket socket, Listener& listener);
+  void admit(Worker& worker, asio::local::stream_protocol::socket local, Listener& listener);
+  void spawn(Worker& worker, asio::ip::tcp::socket socket, Listener& listener, PeerAddress peer,
+             bool admitted);
   asio::awaitable<void> serve(Worker& worker, asio::ip::tcp::socket socket, Listener& listener,
                               PeerAddress peer, bool admitted, std::uint64_t id);
   void connection_ended();
@@ -131,7 +142,46 @@ struct Runtime::Impl {
   std::optional<asio::signal_set> signals;
 };
 
+// A unix-domain socket at opts.unix_path, mode 0666 (who may connect is
+// decided by the directory's permissions). A file left there by an earlier
+// run is replaced if it is a socket; anything else there is an error.
+base::Result<std::uint16_t> Runtime::Impl::listen_unix(const ListenerOptions& opts) {
+  const std::string where = opts.name + " unix:" + opts.unix_path.string();
+  if (opts.implicit_tls) {
+    return base::fail(base::MailError::kBadInput, where + ": no implicit TLS on a unix socket");
+  }
+  if (!opts.handler) {
+    return base::fail(base::MailError::kInternal, where + ": no handler");
+  }
+  std::error_code fs_ec;
+  if (std::filesystem::is_socket(std::filesystem::symlink_status(opts.unix_path, fs_ec))) {
+    std::filesystem::remove(opts.unix_path, fs_ec);
+  }
+  asio::error_code ec;
+  asio::local::stream_protocol::acceptor acceptor(control);
+  asio::local::stream_protocol::endpoint endpoint(opts.unix_path.string());
+  acceptor.open(endpoint.protocol(), ec);
+  if (!ec) {
+    acceptor.bind(endpoint, ec);
+  }
+  if (!ec) {
+    std::filesystem::permissions(opts.unix_path, std::filesystem::perms(0666), fs_ec);
+    acceptor.listen(asio::socket_base::max_listen_connections, ec);
+  }
+  if (ec) {
+    return base::fail(base::MailError::kTemporary, where + ": cannot listen: " + ec.message());
+  }
+  base::log(LogLevel::kInfo, "listen",
+            {{"listener", opts.name}, {"unix", opts.unix_path.string()}});
+  Listener listener{opts, {}, std::move(acceptor)};
+  listeners.push_back(std::move(listener));
+  return 0;
+}
+
 base::Result<std::uint16_t> Runtime::Impl::listen(const ListenerOptions& opts) {
+  if (!opts.unix_path.empty()) {
+    return listen_unix(opts);
+  }
   const std::string where = opts.name + " " + opts.endpoint.to_string();
   if (opts.implicit_tls && !tls) {
     return base::fail(base::MailError::kBadInput,
@@ -161,7 +211,7 @@ base::Result<std::uint16_t> Runtime::Impl::listen(const ListenerOptions& opts) {
     }
   }
 
-  Listener listener{opts, {}};
+  Listener listener{opts, {}, std::nullopt};
   std::uint16_t port = opts.endpoint.port;
   for (const asio::ip::address& address : addresses) {
     asio::ip::tcp::endpoint endpoint(address, port);
@@ -196,8 +246,8 @@ base::Result<std::uint16_t> Runtime::Impl::listen(const ListenerOptions& opts) {
   return port;
 }
 
-asio::awaitable<void> Runtime::Impl::accept_loop(asio::ip::tcp::acceptor& acceptor,
-                                                 Listener& listener) {
+template <typename Acceptor>
+asio::awaitable<void> Runtime::Impl::accept_loop(Acceptor& acceptor, Listener& listener) {
   for (;;) {
     Worker& worker = *workers[next_worker++ % workers.size()];
     asio::any_io_executor worker_executor = worker.ioc.get_executor();
@@ -221,6 +271,27 @@ asio::awaitable<void> Runtime::Impl::accept_loop(asio::ip::tcp::acceptor& accept
   }
 }
 
+// Connections on a unix socket come from this host: they are served as
+// loopback peers named "unix", outside the per-IP limit. The descriptor is
+// driven through a tcp::socket, whose reads and writes are plain stream
+// socket calls (nothing TCP-specific is set on it), so Connection needs no
+// second socket type.
+void Runtime::Impl::admit(Worker& worker, asio::local::stream_protocol::socket local,
+                          Listener& listener) {
+  asio::error_code ec;
+  const int fd = local.release(ec);
+  if (ec) {
+    return;
+  }
+  asio::ip::tcp::socket socket(worker.ioc);
+  socket.assign(asio::ip::tcp::v6(), fd, ec);
+  if (ec) {
+    ::close(fd);
+    return;
+  }
+  spawn(worker, std::move(socket), listener, PeerAddress{"unix", 0, true}, true);
+}
+
 void Runtime::Impl::admit(Worker& worker, asio::ip::tcp::socket socket, Listener& listener) {
   asio::error_code ec;
   asio::ip::tcp::endpoint remote = socket.remote_endpoint(ec);
@@ -230,6 +301,11 @@ void Runtime::Impl::admit(Worker& worker, asio::ip::tcp::socket socket, Listener
   socket.set_option(asio::ip::tcp::no_delay(true), ec);
   PeerAddress peer = to_peer(remote);
   bool admitted = limiter.acquire(peer.address);
+  spawn(worker, std::move(socket), listener, std::move(peer), admitted);
+}
+
+void Runtime::Impl::spawn(Worker& worker, asio::ip::tcp::socket socket, Listener& listener,
+                          PeerAddress peer, bool admitted) {
   live.fetch_add(1);
   std::uint64_t id = next_id.fetch_add(1);
   asio::co_spawn(worker.ioc,
@@ -285,7 +361,7 @@ asio::awaitable<void> Runtime::Impl::serve(Worker& worker, asio::ip::tcp::socket
     impl->force_close();
   }
   worker.live.erase(impl.get());
-  if (admitted) {
+  if (admitted && !listener.unix_acceptor) {
     limiter.release(peer.address);
   }
   if (base::log_enabled(LogLevel::kDebug)) {
@@ -314,6 +390,9 @@ void Runtime::Impl::begin_stop() {
   for (Listener& listener : listeners) {
     for (auto& acceptor : listener.acceptors) {
       acceptor.close(ignored);
+    }
+    if (listener.unix_acceptor) {
+      listener.unix_acceptor->close(ignored);
     }
   }
   for (auto& worker : workers) {
@@ -414,6 +493,9 @@ void Runtime::start() {
   for (Listener& listener : d.listeners) {
     for (auto& acceptor : listener.acceptors) {
       asio::co_spawn(d.control, d.accept_loop(acceptor, listener), asio::detached);
+    }
+    if (listener.unix_acceptor) {
+      asio::co_spawn(d.control, d.accept_loop(*listener.unix_acceptor, listener), asio::detached);
     }
   }
   for (std::size_t i = 0; i < d.workers.size(); ++i) {

@@ -29,6 +29,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <filesystem>
 #include <memory>
 #include <string>
 
@@ -63,6 +64,10 @@ struct ListenerOptions {
   std::string name;  // "imap", "imaps", "pop3", ...: for logs and Connection::listener_name()
   config::Endpoint endpoint;
   bool implicit_tls = false;  // handshake before serve() (IMAPS, POP3S); needs set_tls()
+  // When not empty, listen on this unix-domain socket instead of `endpoint`
+  // (mode 0666; an old socket file there is replaced). Its peers are
+  // PeerAddress{"unix", 0, loopback = true}, outside the per-IP limit.
+  std::filesystem::path unix_path = {};
   std::shared_ptr<Handler> handler;
 };
 

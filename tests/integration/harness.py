@@ -457,12 +457,13 @@ def untagged(imap, name):
 class ServerTestCase(unittest.TestCase):
     """One server per test class; the server log is shown when a test fails."""
 
+    server_class = None  # Server when None; a subclass adds protocols (lmtp_harness)
     server_kwargs = {}
     server = None
 
     @classmethod
     def setUpClass(cls):
-        cls.server = Server(**cls.server_kwargs)
+        cls.server = (cls.server_class or Server)(**cls.server_kwargs)
         try:
             cls.server.start()
         except BaseException:

@@ -3,15 +3,13 @@ that got OK is there exactly once, and the index agrees with the files."""
 
 import os
 import re
-import shutil
-import sqlite3
 import sys
-import tempfile
 import threading
 import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import crash_check  # noqa: E402
 import harness  # noqa: E402
 from harness import sample_message  # noqa: E402
 
@@ -58,34 +56,7 @@ class Appender(threading.Thread):
             self.enough.set()
 
 
-def index_copy(server, user, directory):
-    """Copies the index (+ WAL) so the check never touches the original."""
-    for suffix in ("", "-wal", "-shm"):
-        src = server.index_path(user) + suffix
-        if os.path.exists(src):
-            shutil.copy(src, os.path.join(directory, "index.sqlite" + suffix))
-    return sqlite3.connect(os.path.join(directory, "index.sqlite"))
-
-
-class CrashTest(unittest.TestCase):
-    def setUp(self):
-        self.server = harness.Server()
-        self.server.start()
-
-    def tearDown(self):
-        try:
-            self.server.stop(check=False)
-        finally:
-            self.server.cleanup()
-
-    def run(self, result=None):
-        result = result or self.defaultTestResult()
-        before = len(result.failures) + len(result.errors)
-        out = super().run(result)
-        if len(result.failures) + len(result.errors) > before:
-            sys.stderr.write(self.server.log_tail(100) + "\n")
-        return out
-
+class CrashTest(crash_check.CrashCase):
     def test_kill9_during_appends(self):
         all_ok, maybe = [], []
         for round_no in range(ROUNDS):
@@ -120,26 +91,7 @@ class CrashTest(unittest.TestCase):
         imap.logout()
         self.server.stop()
 
-        maildir = self.server.maildir("alice")
-        cur = sorted(os.listdir(os.path.join(maildir, "cur")))
-        self.assertEqual(os.listdir(os.path.join(maildir, "new")), [])
-        with tempfile.TemporaryDirectory() as tmp:
-            db = index_copy(self.server, "alice", tmp)
-            try:
-                (box_id, uidnext), = db.execute(
-                    "SELECT id, uidnext FROM mailboxes WHERE name = 'INBOX'").fetchall()
-                rows = db.execute("SELECT uid, file_name, size FROM messages "
-                                  "WHERE mailbox_id = ? ORDER BY uid", (box_id,)).fetchall()
-                self.assertEqual(db.execute("PRAGMA integrity_check").fetchone()[0], "ok")
-            finally:
-                db.close()
-        self.assertEqual(sorted(r[1] for r in rows), cur, "index rows and cur/ files differ")
-        self.assertEqual(len(rows), len(subjects) + 1)
-        uids = [r[0] for r in rows]
-        self.assertEqual(len(set(uids)), len(uids))
-        self.assertGreater(uidnext, max(uids))
-        for _uid, name, size in rows:
-            self.assertEqual(os.path.getsize(os.path.join(maildir, "cur", name)), size, name)
+        self.check_index_matches_files("alice", len(subjects) + 1)
 
 
 if __name__ == "__main__":

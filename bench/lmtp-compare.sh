@@ -1,0 +1,178 @@
+#!/usr/bin/env bash
+# LMTP delivery throughput, Peregrine against Dovecot 2.3's LMTP, side by side
+# (docs/benchmarks.md, "LMTP delivery"). Both store Maildir on the same
+# filesystem with fsync on: Peregrine always fsyncs a delivery (file,
+# directory, index commit) before its 250; Dovecot runs with
+# mail_fsync = optimized, its default, which fsyncs saved mail before the
+# reply. bench/lmtpload/lmtpload drives N parallel clients (LHLO once, then
+# MAIL/RCPT/DATA per message) with bench/gen_mail.py messages to 10 users.
+# Rounds alternate which server goes first; each run starts its server on an
+# empty data directory; medians are printed with the ratio.
+#
+#   bench/lmtp-compare.sh [rounds]     (default 3)
+#   MESSAGES_1=400 MESSAGES_10=100     messages per client for 1 and 10 clients
+#   BUILD=build/release  WORK=/tmp/peregrine-lmtp-bench  PORT_BASE=21600
+#
+# Needs: dovecot-core dovecot-lmtpd, a system user vmail (DOVECOT-REFERENCE).
+# Not part of CI.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+rounds="${1:-3}"
+build="${BUILD:-build/release}"
+work="${WORK:-/tmp/peregrine-lmtp-bench}"
+port_base="${PORT_BASE:-21600}"
+messages_1="${MESSAGES_1:-400}"
+messages_10="${MESSAGES_10:-100}"
+users=(u01 u02 u03 u04 u05 u06 u07 u08 u09 u10)
+user_list=$(IFS=,; echo "${users[*]}")
+
+command -v dovecot >/dev/null || { echo "lmtp-compare: dovecot is not installed" >&2; exit 69; }
+id vmail >/dev/null 2>&1 || { echo "lmtp-compare: no system user vmail" >&2; exit 69; }
+if [[ ! -x "$build/src/app/peregrine" ]]; then
+  cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DPEREGRINE_TESTS=OFF >/dev/null
+  cmake --build "$build" -j2 --target peregrine
+fi
+bin="$root/$build/src/app/peregrine"
+
+rm -rf "$work"
+mkdir -p "$work"
+chmod 755 "$work"
+g++ -O2 -std=c++20 -pthread bench/lmtpload/lmtpload.cc -o "$work/lmtpload"
+python3 bench/gen_mail.py --count 300 --seed 11 --out "$work/mail" >/dev/null
+
+# ---- Peregrine ----
+p_imap=$((port_base + 1)) p_lmtp=$((port_base + 2))
+mkdir -p "$work/peregrine"
+cat >"$work/peregrine/peregrine.toml" <<TOML
+[server]
+data_dir = "$work/peregrine/data"
+[imap]
+listen = ["127.0.0.1:$p_imap"]
+[lmtp]
+listen = ["127.0.0.1:$p_lmtp"]
+[auth]
+passwd_file = "$work/peregrine/users"
+[log]
+level = "warn"
+TOML
+: >"$work/peregrine/users"
+for u in "${users[@]}"; do
+  "$bin" user add --config "$work/peregrine/peregrine.toml" "$u" --password pw --scheme PLAIN
+done
+
+start_peregrine() {
+  rm -rf "$work/peregrine/data"
+  "$bin" serve --config "$work/peregrine/peregrine.toml" >>"$work/peregrine/log" 2>&1 &
+  echo $! >"$work/peregrine/pid"
+  wait_port "$p_lmtp"
+}
+stop_peregrine() {
+  kill "$(cat "$work/peregrine/pid")"
+  wait "$(cat "$work/peregrine/pid")" 2>/dev/null || true
+}
+
+# ---- Dovecot ----
+d_lmtp=$((port_base + 3))
+d="$work/dovecot"
+mkdir -p "$d/base" "$d/state"
+: >"$d/users"
+for u in "${users[@]}"; do
+  echo "$u:{PLAIN}pw:$(id -u vmail):$(id -g vmail)::$d/home/$u::" >>"$d/users"
+done
+cat >"$d/dovecot.conf" <<CONF
+instance_name = lmtp-bench
+base_dir = $d/base
+state_dir = $d/state
+log_path = $d/log
+listen = 127.0.0.1
+protocols = lmtp
+ssl = no
+first_valid_uid = $(id -u vmail)
+mail_location = maildir:$d/mail/%n
+mail_fsync = optimized
+auth_username_format = %Ln
+passdb {
+  driver = passwd-file
+  args = scheme=PLAIN username_format=%n $d/users
+}
+userdb {
+  driver = passwd-file
+  args = username_format=%n $d/users
+}
+protocol lmtp {
+  postmaster_address = postmaster@localhost
+}
+service lmtp {
+  inet_listener lmtp {
+    address = 127.0.0.1
+    port = $d_lmtp
+  }
+}
+CONF
+doveconf -c "$d/dovecot.conf" -n >/dev/null
+
+start_dovecot() {
+  rm -rf "$d/mail" "$d/home"
+  mkdir -p "$d/mail" "$d/home"
+  chown vmail:vmail "$d/mail" "$d/home"
+  dovecot -c "$d/dovecot.conf"
+  wait_port "$d_lmtp"
+}
+stop_dovecot() {
+  local pid
+  pid=$(cat "$d/base/master.pid")
+  kill "$pid"
+  for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || return 0; sleep 0.1; done
+}
+
+wait_port() {
+  for _ in $(seq 200); do
+    if python3 -c "import socket,sys; socket.create_connection(('127.0.0.1', $1), 1).close()" \
+      2>/dev/null; then
+      return 0
+    fi
+    sleep 0.1
+  done
+  echo "lmtp-compare: nothing listens on port $1" >&2
+  exit 1
+}
+
+# run SERVER CLIENTS -> appends "server clients msgs_per_s mb_per_s" to results
+run() {
+  local server=$1 clients=$2 port messages out
+  if [[ $server == peregrine ]]; then port=$p_lmtp; start_peregrine; else port=$d_lmtp; start_dovecot; fi
+  messages=$messages_1
+  [[ $clients == 10 ]] && messages=$messages_10
+  out=$("$work/lmtpload" --port "$port" --dir "$work/mail" --users "$user_list" \
+    --clients "$clients" --messages "$messages")
+  if [[ $server == peregrine ]]; then stop_peregrine; else stop_dovecot; fi
+  echo "$server round=$round $out"
+  echo "$server $clients $(sed -E 's/.*msgs_per_s=([0-9.]+) mb_per_s=([0-9.]+).*/\1 \2/' <<<"$out")" \
+    >>"$work/results"
+}
+
+: >"$work/results"
+for round in $(seq "$rounds"); do
+  for clients in 1 10; do
+    if (( round % 2 )); then
+      run peregrine "$clients"; run dovecot "$clients"
+    else
+      run dovecot "$clients"; run peregrine "$clients"
+    fi
+  done
+done
+
+python3 - "$work/results" <<'PY'
+import statistics, sys
+rows = [line.split() for line in open(sys.argv[1])]
+print("\n| clients | Peregrine msg/s | Dovecot msg/s | ratio | Peregrine MB/s | Dovecot MB/s |")
+print("| --- | --- | --- | --- | --- | --- |")
+for clients in ("1", "10"):
+    med = {}
+    for server in ("peregrine", "dovecot"):
+        vals = [(float(r[2]), float(r[3])) for r in rows if r[0] == server and r[1] == clients]
+        med[server] = (statistics.median(v[0] for v in vals), statistics.median(v[1] for v in vals))
+    p, d = med["peregrine"], med["dovecot"]
+    print(f"| {clients} | {p[0]:.0f} | {d[0]:.0f} | {p[0] / d[0]:.2f}x | {p[1]:.1f} | {d[1]:.1f} |")
+PY

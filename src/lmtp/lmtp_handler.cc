@@ -1,0 +1,391 @@
+#include "lmtp/lmtp_handler.h"
+
+#include <unistd.h>
+
+#include <exception>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "base/log.h"
+#include "delivery/delivery.h"
+#include "smtp/proto/command.h"
+#include "smtp/proto/reader.h"
+#include "smtp/proto/reply.h"
+
+namespace peregrine::lmtp {
+namespace {
+
+constexpr std::size_t kCommandReadBytes = 4096;
+constexpr std::size_t kDataReadBytes = 64 * 1024;
+
+std::string host_name() {
+  char name[256] = {};
+  if (::gethostname(name, sizeof name - 1) != 0 || name[0] == '\0') {
+    return "localhost";
+  }
+  return name;
+}
+
+LmtpOptions with_host_name(LmtpOptions options) {
+  if (options.hostname.empty()) {
+    options.hostname = host_name();
+  }
+  return options;
+}
+
+smtp::Reply ok(std::string_view enhanced, std::string_view text) {
+  return {250, std::string(enhanced), std::string(text)};
+}
+
+smtp::Reply bad_sequence(std::string_view text) { return {503, "5.5.1", std::string(text)}; }
+
+}  // namespace
+
+// One connection's session; lives in serve()'s coroutine frame on the
+// connection's worker thread.
+class LmtpSession {
+ public:
+  LmtpSession(LmtpHandler& handler, net::Connection& conn)
+      : handler_(handler),
+        options_(handler.options_),
+        conn_(conn),
+        reader_(options_.max_line_bytes) {}
+
+  asio::awaitable<void> run() {
+    conn_.set_read_timeout(options_.timeout);
+    out_ = smtp::format_reply({220, "", options_.hostname + " Peregrine LMTP ready"});
+    for (;;) {
+      smtp::Reader::Line line = reader_.next_line();
+      if (line.kind == smtp::Reader::Line::Kind::kNeedMore) {
+        if (!co_await flush() || !co_await read_more(kCommandReadBytes, true)) {
+          co_return;
+        }
+        continue;
+      }
+      if (line.kind == smtp::Reader::Line::Kind::kTooLong) {
+        reply({500, "5.5.2", "Line too long"});
+      } else if (!co_await command(line.text)) {
+        co_await flush();
+        co_return;
+      }
+      if (errors_ >= options_.max_errors) {
+        reply({421, "4.7.0", "Too many errors, closing the connection"});
+        co_await flush();
+        co_return;
+      }
+    }
+  }
+
+ private:
+  struct Transaction {
+    std::optional<std::string> sender;  // set by MAIL; "" is the null sender
+    bool smtputf8 = false;
+    std::vector<delivery::Recipient> recipients;
+  };
+
+  void reply(const smtp::Reply& r) {
+    out_ += smtp::format_reply(r);
+    errors_ = r.code >= 500 ? errors_ + 1 : 0;
+  }
+
+  asio::awaitable<bool> flush() {
+    if (out_.empty()) {
+      co_return true;
+    }
+    auto written = co_await conn_.write(out_);
+    out_.clear();
+    co_return written.has_value();
+  }
+
+  // Reads more input; false when the connection ends (after saying why).
+  asio::awaitable<bool> read_more(std::size_t bytes, bool between_commands) {
+    std::span<char> space = reader_.prepare(bytes);
+    auto got = co_await conn_.read_into(
+        space, net::ReadOptions{.stop_point = between_commands && reader_.buffered() == 0});
+    reader_.commit(got ? *got : 0);
+    if (got) {
+      co_return true;
+    }
+    if (got.error() == net::NetError::kShutdown) {
+      reply({421, "4.3.2", "Server shutting down"});
+      co_await flush();
+    } else if (got.error() == net::NetError::kTimeout) {
+      reply({421, "4.4.2", "Timeout, closing the connection"});
+      co_await flush();
+    }
+    co_return false;
+  }
+
+  // One command; false ends the session.
+  asio::awaitable<bool> command(std::string_view line) {
+    smtp::ParseResult parsed = smtp::parse_command(line);
+    if (!parsed.ok) {
+      reply(parsed.error);
+      co_return true;
+    }
+    smtp::Command& cmd = parsed.command;
+    switch (cmd.verb) {
+      case smtp::Verb::kLhlo:
+        lhlo(cmd);
+        break;
+      case smtp::Verb::kHelo:
+      case smtp::Verb::kEhlo:
+        reply({500, "5.5.1", "This is an LMTP server: use LHLO"});
+        break;
+      case smtp::Verb::kMail:
+        mail(cmd);
+        break;
+      case smtp::Verb::kRcpt:
+        co_await rcpt(cmd);
+        break;
+      case smtp::Verb::kData:
+        co_return co_await data();
+      case smtp::Verb::kRset:
+        tx_ = Transaction{};
+        reply(ok("2.0.0", "Ok"));
+        break;
+      case smtp::Verb::kNoop:
+        reply(ok("2.0.0", "Ok"));
+        break;
+      case smtp::Verb::kVrfy:
+        reply({252, "2.5.0", "Cannot VRFY, but will accept the message and try delivery"});
+        break;
+      case smtp::Verb::kHelp:
+        reply({214, "2.0.0", "Commands: LHLO MAIL RCPT DATA RSET NOOP VRFY HELP QUIT"});
+        break;
+      case smtp::Verb::kQuit:
+        reply({221, "2.0.0", "Bye"});
+        co_return false;
+    }
+    co_return true;
+  }
+
+  void lhlo(const smtp::Command&) {
+    greeted_ = true;
+    tx_ = Transaction{};
+    out_ += smtp::format_multiline(
+        250, {options_.hostname, "PIPELINING", "ENHANCEDSTATUSCODES", "8BITMIME", "SMTPUTF8",
+              "SIZE " + std::to_string(options_.max_message_bytes)});
+    errors_ = 0;
+  }
+
+  void mail(const smtp::Command& cmd) {
+    if (!greeted_) {
+      return reply(bad_sequence("Send LHLO first"));
+    }
+    if (tx_.sender) {
+      return reply(bad_sequence("Nested MAIL command"));
+    }
+    if (cmd.size && *cmd.size > options_.max_message_bytes) {
+      return reply({552, "5.3.4",
+                    "Message size exceeds the limit of " +
+                        std::to_string(options_.max_message_bytes) + " bytes"});
+    }
+    if (cmd.address.utf8 && !cmd.smtputf8) {
+      return reply({553, "5.6.7", "Non-ASCII address needs SMTPUTF8"});
+    }
+    tx_.sender = cmd.address.text;
+    tx_.smtputf8 = cmd.smtputf8;
+    reply(ok("2.1.0", "Sender ok"));
+  }
+
+  asio::awaitable<void> rcpt(const smtp::Command& cmd) {
+    const smtp::Address& address = cmd.address;
+    if (!tx_.sender) {
+      co_return reply(bad_sequence("Send MAIL first"));
+    }
+    if (address.utf8 && !tx_.smtputf8) {
+      co_return reply({553, "5.6.7", "Non-ASCII address needs SMTPUTF8"});
+    }
+    if (tx_.recipients.size() >= options_.max_recipients) {
+      co_return reply({452, "4.5.3", "Too many recipients"});
+    }
+    // The passwd-file lookup stats (and may re-read) the file: off the
+    // event loop, like every other blocking call.
+    auto found = co_await handler_.pool_.run("\x01lmtp-conn/" + std::to_string(conn_.id()), [&] {
+      return delivery::resolve_recipient(handler_.authenticator_, address.local, address.domain);
+    });
+    if (found && options_.quota_bytes > 0) {
+      auto room = co_await handler_.pool_.run(found->user, [&]() -> base::Result<void> {
+        auto user = hold(*found);
+        if (!user) {
+          return std::unexpected(user.error());
+        }
+        return delivery::check_quota((*user)->store(), options_.quota_bytes, 0);
+      });
+      if (!room) {
+        co_return refuse_recipient(room.error(), address.text);
+      }
+    }
+    if (!found) {
+      co_return refuse_recipient(found.error(), address.text);
+    }
+    tx_.recipients.push_back(std::move(*found));
+    reply(ok("2.1.5", "Recipient ok"));
+  }
+
+  void refuse_recipient(const base::Error& error, std::string_view address) {
+    if (error.code != base::MailError::kNotFound) {
+      base::log(base::LogLevel::kWarn, "lmtp.rcpt_failed",
+                {{"conn", static_cast<unsigned long long>(conn_.id())},
+                 {"rcpt", std::string(address)},
+                 {"code", base::to_string(error.code)},
+                 {"error", error.message}});
+    }
+    reply(delivery::lmtp_reply(delivery::classify(error, 0, options_.quota_bytes), address));
+  }
+
+  // DATA: the message, then one reply per accepted recipient. False when
+  // the connection ended while reading it.
+  asio::awaitable<bool> data() {
+    if (!tx_.sender) {
+      reply(bad_sequence("Send MAIL first"));
+      co_return true;
+    }
+    if (tx_.recipients.empty()) {
+      reply(bad_sequence("No valid recipients"));  // RFC 2033 §4.2
+      co_return true;
+    }
+    out_ += smtp::format_reply({354, "", "Start mail input; end with <CRLF>.<CRLF>"});
+    errors_ = 0;
+    if (!co_await flush()) {
+      co_return false;
+    }
+    smtp::DataDecoder decoder(options_.max_message_bytes);
+    while (!reader_.read_data(decoder)) {
+      if (!co_await read_more(kDataReadBytes, false)) {
+        co_return false;
+      }
+    }
+    Transaction tx = std::move(tx_);
+    tx_ = Transaction{};
+    if (decoder.too_big()) {
+      for (size_t i = 0; i < tx.recipients.size(); ++i) {
+        reply({552, "5.3.4",
+               "Message size exceeds the limit of " + std::to_string(options_.max_message_bytes) +
+                   " bytes"});
+      }
+      co_return true;
+    }
+    delivery::Request request;
+    request.return_path = tx.sender;
+    request.message = decoder.text();
+    request.quota_bytes = options_.quota_bytes;
+    for (const delivery::Recipient& recipient : tx.recipients) {
+      request.delivered_to = recipient.address;
+      co_await deliver(recipient, request);
+    }
+    co_return true;
+  }
+
+  asio::awaitable<void> deliver(const delivery::Recipient& recipient,
+                                const delivery::Request& request) {
+    auto delivered =
+        co_await handler_.pool_.run(recipient.user, [&]() -> base::Result<delivery::Delivered> {
+          auto user = handler_.users_.acquire(recipient.user, recipient.home);
+          if (!user) {
+            return std::unexpected(user.error());
+          }
+          return delivery::deliver((*user)->store(), request);
+          // The context is let go here, on the user's strand.
+        });
+    if (!delivered) {
+      const base::Error& error = delivered.error();
+      base::log(base::LogLevel::kWarn, "lmtp.delivery_failed",
+                {{"conn", static_cast<unsigned long long>(conn_.id())},
+                 {"user", recipient.user},
+                 {"code", base::to_string(error.code)},
+                 {"error", error.message}});
+      // An unknown user here means the store lost it: not the sender's fault.
+      auto outcome = error.code == base::MailError::kNotFound
+                         ? delivery::Outcome::kTemporary
+                         : delivery::classify(error, request.message.size(), options_.quota_bytes);
+      co_return reply(delivery::lmtp_reply(outcome, recipient.address));
+    }
+    base::log(base::LogLevel::kInfo, "lmtp.delivered",
+              {{"conn", static_cast<unsigned long long>(conn_.id())},
+               {"user", recipient.user},
+               {"mailbox", delivered->mailbox},
+               {"uid", static_cast<unsigned long long>(delivered->uid.uid)},
+               {"size", static_cast<unsigned long long>(delivered->size)}});
+    reply(ok("2.0.0", "<" + recipient.address + "> Delivered"));
+  }
+
+  // The user's context, kept for the rest of the connection so that an MTA
+  // delivering many messages to the same users opens each store once. On
+  // the user's strand only.
+  base::Result<session::UserContext*> hold(const delivery::Recipient& recipient) {
+    auto found = held_.find(recipient.user);
+    if (found != held_.end()) {
+      return found->second.get();
+    }
+    auto user = handler_.users_.acquire(recipient.user, recipient.home);
+    if (!user) {
+      return std::unexpected(user.error());
+    }
+    session::UserContext* context = user->get();
+    held_.emplace(recipient.user, std::move(*user));
+    return context;
+  }
+
+ public:
+  // Lets go of the held contexts, each on its user's strand.
+  asio::awaitable<void> finish() {
+    while (!held_.empty()) {
+      auto node = held_.extract(held_.begin());
+      co_await handler_.pool_.run(node.key(), [&node] { node.mapped().reset(); });
+    }
+  }
+
+ private:
+  LmtpHandler& handler_;
+  const LmtpOptions& options_;
+  net::Connection& conn_;
+  smtp::Reader reader_;
+  std::string out_;  // replies not yet written
+  bool greeted_ = false;
+  int errors_ = 0;  // refused commands in a row
+  Transaction tx_;
+  // Touched on the users' strands (hold) and, between them, by this
+  // session's coroutine; never by two at once.
+  std::map<std::string, std::shared_ptr<session::UserContext>> held_;
+};
+
+LmtpOptions lmtp_options(const config::Settings& settings) {
+  LmtpOptions options;
+  options.max_message_bytes = settings.lmtp.max_message_bytes;
+  options.quota_bytes = settings.limits.quota_bytes;
+  return options;
+}
+
+LmtpHandler::LmtpHandler(auth::Authenticator& authenticator, session::UserRegistry& users,
+                         net::StoragePool& pool, LmtpOptions options)
+    : authenticator_(authenticator),
+      users_(users),
+      pool_(pool),
+      options_(with_host_name(std::move(options))) {}
+
+asio::awaitable<void> LmtpHandler::serve(net::Connection& connection) {
+  LmtpSession session(*this, connection);
+  std::exception_ptr error;
+  try {
+    co_await session.run();
+  } catch (...) {
+    error = std::current_exception();
+  }
+  co_await session.finish();
+  if (error) {
+    std::rethrow_exception(error);  // the runtime logs it
+  }
+}
+
+asio::awaitable<void> LmtpHandler::refuse(net::Connection& connection, net::Refusal) {
+  co_await connection.write(
+      smtp::format_reply({421, "4.7.0", "Too many connections from your address"}));
+}
+
+}  // namespace peregrine::lmtp
