@@ -23,7 +23,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent / "integration"))
-sys.path.insert(0, str(HERE.parent / "mime"))
+sys.path.insert(0, str(HERE.parent / "common"))
 
 import fake_imap  # noqa: E402
 
@@ -90,10 +90,7 @@ class MixCase:
 
 class DovecotTest(unittest.TestCase, MixCase):
     def setUp(self):
-        try:
-            import dovecot_crosscheck as dc
-        except ImportError as e:
-            self.skipTest(f"tests/mime/dovecot_crosscheck.py: {e}")
+        import dovecot_server as dc
         try:
             dc.find_dovecot()
         except dc.CheckError as e:
@@ -111,19 +108,18 @@ class DovecotTest(unittest.TestCase, MixCase):
 
 
 def BenchDovecot(dc, workdir):
-    """dovecot_crosscheck's private Dovecot with bench users and room for
-    many connections per user."""
+    """tests/common's private Dovecot with bench users and room for many
+    connections per user."""
 
     class Instance(dc.Dovecot):
         def write_config(self):
             conf = super().write_config()
             (self.dir / "passwd").write_text(
                 "".join(f"bench{i}:{{PLAIN}}{PASSWORD}::::::\n" for i in range(1, 4)))
-            with open(conf, "a") as f:
-                f.write("mail_max_userip_connections = 1000\n")
             return conf
 
-    return Instance(workdir)
+    return Instance(workdir, "bench1", PASSWORD, name="loadgen",
+                    extra_config="mail_max_userip_connections = 1000\n")
 
 
 class PeregrineTest(unittest.TestCase, MixCase):
