@@ -55,6 +55,14 @@ class SearchIndexTest : public testing::StoreTest {
               messages + scalar(db(), "SELECT count(*) FROM search_purge"));
   }
 
+  // Flags `uids` \Deleted and expunges them.
+  void expunge(std::string_view mailbox, const UidSet& uids) {
+    FlagUpdate deleted;
+    deleted.flags = kFlagDeleted;
+    ASSERT_TRUE(user_->update_flags(mailbox, uids, deleted));
+    ASSERT_TRUE(user_->expunge(mailbox));
+  }
+
   std::optional<std::vector<Uid>> candidates(std::string_view mailbox, TextColumns columns,
                                              std::vector<std::string> needles) {
     TextQuery q;
@@ -197,10 +205,7 @@ TEST_F(SearchIndexOffTest, OffStoresNothingAndTurningItOnFillsIn) {
 TEST_F(SearchIndexTest, ExpungedMessagesNeverMatchAndArePurgedLater) {
   append("INBOX", message("one", "Unique marker zebra.\r\n"));
   append("INBOX", message("two", "Unique marker zebra.\r\n"));
-  FlagUpdate deleted;
-  deleted.flags = kFlagDeleted;
-  ASSERT_TRUE(user_->update_flags("INBOX", UidSet{1, 2}, deleted));
-  ASSERT_TRUE(user_->expunge("INBOX"));
+  expunge("INBOX", UidSet{1, 2});
   EXPECT_EQ(scalar(db(), "SELECT count(*) FROM search_purge"), 2);
   expect_in_step(0);
   EXPECT_EQ(candidates("INBOX", kTextBody, {"zebra"}), std::vector<Uid>{});
@@ -240,10 +245,7 @@ TEST_F(SearchIndexTest, PurgeIsBoundedAndTheOpenFinishesIt) {
 TEST_F(SearchIndexTest, CrashBetweenExpungeAndPurgeIsHarmless) {
   append("INBOX", message("one", "alpha bravo\r\n"));
   append("INBOX", message("two", "charlie delta\r\n"));
-  FlagUpdate deleted;
-  deleted.flags = kFlagDeleted;
-  ASSERT_TRUE(user_->update_flags("INBOX", UidSet{1}, deleted));
-  ASSERT_TRUE(user_->expunge("INBOX"));
+  expunge("INBOX", UidSet{1});
   // The store goes away with the purge pending (as a crash would leave it:
   // the expunge's transaction is committed, the purge never ran).
   user_.reset();
@@ -258,10 +260,7 @@ TEST_F(SearchIndexTest, CrashBetweenExpungeAndPurgeIsHarmless) {
 TEST_F(SearchIndexTest, RebuildClearsPendingPurges) {
   append("INBOX", message("one", "alpha bravo\r\n"));
   append("INBOX", message("two", "charlie delta\r\n"));
-  FlagUpdate deleted;
-  deleted.flags = kFlagDeleted;
-  ASSERT_TRUE(user_->update_flags("INBOX", UidSet{2}, deleted));
-  ASSERT_TRUE(user_->expunge("INBOX"));
+  expunge("INBOX", UidSet{2});
   EXPECT_EQ(scalar(db(), "SELECT count(*) FROM search_purge"), 1);
   auto stats = user_->rebuild_search_index();
   ASSERT_TRUE(stats) << stats.error().message;
