@@ -15,7 +15,7 @@ loopback; Peregrine runs from build/release. Ports 21500-21599.
 
 Usage: bench/pop3_compare.py --peregrine BIN --pop3load BIN [--users 15]
        [--messages 370] [--size-scale 4.5] [--clients 1,5,15] [--rounds 3]
-       [--work DIR] [--out FILE]
+       [--work DIR] [--out FILE] [--peregrine-config TOML] [--port-base 21500]
 Standard library only.
 """
 
@@ -71,8 +71,9 @@ def generate_mail(work: Path, count: int, scale: float) -> list[Path]:
 class Peregrine:
     name = "peregrine"
 
-    def __init__(self, binary: str, work: Path, users: dict[str, str]):
+    def __init__(self, binary: str, work: Path, users: dict[str, str], extra_config: str = ""):
         self.binary = os.path.abspath(binary)
+        self.extra_config = extra_config
         self.dir = work / "peregrine"
         self.users = users
         self.proc = None
@@ -97,7 +98,7 @@ failure_delay_max_ms = 0
 max_connections_per_ip = 1000
 [log]
 level = "warn"
-""")
+""" + self.extra_config)
         for user, password in self.users.items():
             subprocess.run([self.binary, "user", "add", "--config", str(conf), user,
                             "--password", password, "--scheme", "PLAIN"], check=True,
@@ -188,7 +189,14 @@ def main(argv=None) -> int:
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--work", default=None)
     p.add_argument("--out", default=None)
+    p.add_argument("--peregrine-config", default="",
+                   help="TOML appended to Peregrine's config, e.g. '[search]\\nfts = false'")
+    p.add_argument("--port-base", type=int, default=21500,
+                   help="ports base+10, +11 (Peregrine) and +20, +21 (Dovecot)")
     args = p.parse_args(argv)
+    global PEREGRINE_IMAP, PEREGRINE_POP3, DOVECOT_IMAP, DOVECOT_POP3
+    PEREGRINE_IMAP, PEREGRINE_POP3 = args.port_base + 10, args.port_base + 11
+    DOVECOT_IMAP, DOVECOT_POP3 = args.port_base + 20, args.port_base + 21
 
     work = Path(args.work or tempfile.mkdtemp(prefix="pop3bench-")).resolve()
     work.mkdir(parents=True, exist_ok=True)
@@ -200,7 +208,8 @@ def main(argv=None) -> int:
     print(f"mail: {len(mail)} messages, {total_mb:.1f} MB, "
           f"{total_mb * 1024 / len(mail):.1f} KB average", flush=True)
 
-    servers = [Peregrine(args.peregrine, work, users), Dovecot(work, users)]
+    extra = args.peregrine_config.replace("\\n", "\n") + "\n"
+    servers = [Peregrine(args.peregrine, work, users, extra), Dovecot(work, users)]
     results: dict[tuple[str, int], list[dict[str, float]]] = {}
     try:
         for s in servers:

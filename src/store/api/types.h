@@ -220,10 +220,11 @@ struct SearchTextEntry {
 // The state of a user's full-text index.
 struct SearchIndexStats {
   bool enabled = false;
-  std::uint64_t messages = 0;     // messages of the user
-  std::uint64_t indexed = 0;      // of them, with their text in the index
-  std::uint64_t index_bytes = 0;  // on disk: stored text and the index over it
-  std::uint64_t mail_bytes = 0;   // the messages' sizes
+  std::uint64_t messages = 0;       // messages of the user
+  std::uint64_t indexed = 0;        // of them, with their text in the index
+  std::uint64_t index_bytes = 0;    // on disk: stored text and the index over it
+  std::uint64_t mail_bytes = 0;     // the messages' sizes
+  std::uint64_t pending_purge = 0;  // deleted texts not yet removed from the trigram index
 };
 
 }  // namespace peregrine::store

@@ -91,6 +91,17 @@ CREATE TABLE search_docs (
     ON DELETE CASCADE ON UPDATE CASCADE
 );
 )sql",
+    // 2 -> 3: deferred removal from the trigram index. Deleting a text no
+    // longer unindexes it in the deleting transaction: the delete trigger
+    // (search_index.cc) moves the text here, and Index::purge_search_fts
+    // unindexes it later, in bounded batches.
+    R"sql(
+CREATE TABLE search_purge (
+  id INTEGER PRIMARY KEY,
+  text BLOB NOT NULL
+);
+DROP TRIGGER IF EXISTS search_docs_delete;
+)sql",
 };
 static_assert(std::size(kMigrations) == kIndexSchemaVersion);
 

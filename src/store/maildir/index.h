@@ -24,7 +24,7 @@
 
 namespace peregrine::store::maildir {
 
-inline constexpr int kIndexSchemaVersion = 2;
+inline constexpr int kIndexSchemaVersion = 3;
 
 struct MailboxRow {
   std::int64_t id = 0;
@@ -145,6 +145,12 @@ class Index {
   base::Result<bool> search_fts_healthy();
   // Drops the trigram index and indexes every stored text again.
   base::Result<void> rebuild_search_fts();
+  // Removes up to `limit` deleted texts (search_purge) from the trigram
+  // index; returns how many it removed (0: nothing is pending).
+  base::Result<std::size_t> purge_search_fts(std::size_t limit);
+  // Deleted texts each append unindexes in its transaction, so the purge
+  // keeps up with expunges without a long step anywhere.
+  static constexpr std::size_t kPurgePerAppend = 8;
   // Drops every stored text and the trigram index (before a full rebuild).
   base::Result<void> clear_search_index();
   // Up to `limit` messages (mailbox id, row) that have no stored text.

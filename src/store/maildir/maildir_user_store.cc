@@ -125,6 +125,9 @@ Result<std::unique_ptr<MaildirUserStore>> MaildirUserStore::open(std::string use
   if (auto r = store->initialize(); !r) {
     return std::unexpected(r.error());
   }
+  if (auto r = store->purge_search_index(); !r) {
+    return std::unexpected(r.error());
+  }
   if (store->options_.full_text_index) {
     if (auto r = store->check_search_index(); !r) {
       return std::unexpected(r.error());

@@ -148,6 +148,10 @@ class MaildirUserStore final : public UserStore {
   // At open, with the index on: rebuilds a missing or damaged trigram index
   // from the stored texts, then indexes the messages that have no text yet.
   base::Result<void> check_search_index();
+  // At open, with the index on or off: unindexes every deleted text still
+  // pending (search_purge), in batches of one transaction each; rebuilds the
+  // trigram index if a pending text cannot be read.
+  base::Result<void> purge_search_index();
   // Stores and indexes the text of every message that has none, reading the
   // message files, in batches of one transaction each.
   base::Result<void> index_missing_texts();

@@ -6,6 +6,7 @@
 
 #include <utility>
 
+#include "base/log.h"
 #include "mime/cache_record.h"
 #include "store/api/flags.h"
 #include "store/maildir/maildir_user_store.h"
@@ -137,6 +138,13 @@ Result<AppendResult> MaildirUserStore::append(std::string_view mailbox,
     }
     if (auto r = index_->set_counters(current->id, uid, modseq); !r) {
       return r;
+    }
+    // A bounded share of the deferred unindexing of expunged texts. A failed
+    // purge does not fail the append (SQLite undoes just that statement);
+    // the next open repairs the index.
+    if (auto r = index_->purge_search_fts(Index::kPurgePerAppend); !r) {
+      base::log(base::LogLevel::kWarn, "search_purge_failed",
+                {{"user", user_}, {"reason", r.error().message}});
     }
     result.uidvalidity = current->uidvalidity;
     return tx->commit();

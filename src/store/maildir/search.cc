@@ -16,6 +16,8 @@ namespace {
 
 // Messages indexed per transaction when filling in missing texts.
 constexpr std::size_t kFillBatch = 256;
+// Deleted texts unindexed per transaction at open.
+constexpr std::size_t kPurgeBatch = 256;
 
 }  // namespace
 
@@ -120,6 +122,42 @@ Result<void> MaildirUserStore::check_search_index() {
     }
   }
   return index_missing_texts();
+}
+
+Result<void> MaildirUserStore::purge_search_index() {
+  std::size_t total = 0;
+  for (;;) {
+    auto tx = index_->begin();
+    if (!tx) {
+      return std::unexpected(tx.error());
+    }
+    auto purged = index_->purge_search_fts(kPurgeBatch);
+    if (!purged) {
+      base::log(base::LogLevel::kWarn, "search_index_rebuild",
+                {{"user", user_}, {"reason", purged.error().message}});
+      // Dropping the trigram index clears the pending purges; it is built
+      // again from the stored texts, or emptied when they are unreadable too
+      // (the open then indexes the messages again from their files).
+      if (auto r = index_->rebuild_search_fts(); !r) {
+        if (auto c = index_->clear_search_index(); !c) {
+          return c;
+        }
+      }
+      return tx->commit();
+    }
+    if (*purged == 0) {
+      break;
+    }
+    if (auto r = tx->commit(); !r) {
+      return r;
+    }
+    total += *purged;
+  }
+  if (total > 0) {
+    base::log(base::LogLevel::kInfo, "search_index_purged",
+              {{"user", user_}, {"texts", static_cast<unsigned long>(total)}});
+  }
+  return {};
 }
 
 Result<void> MaildirUserStore::index_missing_texts() {

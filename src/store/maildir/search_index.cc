@@ -1,8 +1,12 @@
 // The full-text index of the Maildir backend's SQLite index: each message's
 // case-folded search text, compressed, in search_docs, and a contentless
-// FTS5 table with the trigram tokenizer over it (search_fts), kept in step by
-// triggers so that every insert, copy, expunge and mailbox deletion updates
-// it in the transaction that makes the change. The format is in
+// FTS5 table with the trigram tokenizer over it (search_fts). A trigger
+// indexes every inserted text in the inserting transaction. A deleted text
+// (expunge, mailbox deletion) is moved by another trigger to search_purge in
+// the deleting transaction and unindexed later, in bounded batches
+// (purge_search_fts): until then its trigrams may still match, but every
+// candidate is joined to a live search_docs row, and a document id is never
+// given again while its trigrams are in the index. The format is in
 // docs/formats/maildir-store.md, "Full-text index".
 
 #include <sqlite3.h>
@@ -85,9 +89,7 @@ CREATE TRIGGER IF NOT EXISTS search_docs_insert AFTER INSERT ON search_docs BEGI
     peregrine_search_column(new.text, 2));
 END;
 CREATE TRIGGER IF NOT EXISTS search_docs_delete AFTER DELETE ON search_docs BEGIN
-  INSERT INTO search_fts (search_fts, rowid, addr, hdr, body) VALUES ('delete', old.id,
-    peregrine_search_column(old.text, 0), peregrine_search_column(old.text, 1),
-    peregrine_search_column(old.text, 2));
+  INSERT INTO search_purge (id, text) VALUES (old.id, old.text);
 END;
 )sql";
 
@@ -231,19 +233,73 @@ std::optional<std::string> unpack_search_text(std::string_view packed) {
 
 Result<void> Index::create_search_fts() { return db_->exec(kCreateFts); }
 
+namespace {
+
+// The id of a new search_docs row: above every id still in the trigram
+// index, pending purges included, so that no new text shares a rowid with
+// an old one's trigrams.
+constexpr std::string_view kNextDocId =
+    "(SELECT max((SELECT coalesce(max(id), 0) FROM search_docs), "
+    "(SELECT coalesce(max(id), 0) FROM search_purge)) + 1)";
+
+// Deletes the text of (mailbox, uid) through the delete trigger (a REPLACE
+// would not fire it), so its trigrams are purged.
+Result<void> delete_search_text(Database& db, std::int64_t mailbox_id, Uid uid) {
+  return run(db, "DELETE FROM search_docs WHERE mailbox_id = ?1 AND uid = ?2",
+             [&](Statement& s) { s.bind(1, mailbox_id).bind(2, uid); });
+}
+
+}  // namespace
+
 Result<void> Index::insert_search_text(std::int64_t mailbox_id, Uid uid, std::string_view packed) {
-  return run(*db_, "INSERT OR REPLACE INTO search_docs (mailbox_id, uid, text) VALUES (?1, ?2, ?3)",
+  if (auto r = delete_search_text(*db_, mailbox_id, uid); !r) {
+    return r;
+  }
+  return run(*db_,
+             sql("INSERT INTO search_docs (id, mailbox_id, uid, text) VALUES (", kNextDocId,
+                 ", ?1, ?2, ?3)"),
              [&](Statement& s) { s.bind(1, mailbox_id).bind(2, uid).bind_blob(3, packed); });
 }
 
 Result<void> Index::copy_search_text(std::int64_t from_mailbox, Uid from_uid,
                                      std::int64_t to_mailbox, Uid to_uid) {
+  if (auto r = delete_search_text(*db_, to_mailbox, to_uid); !r) {
+    return r;
+  }
   return run(*db_,
-             "INSERT OR REPLACE INTO search_docs (mailbox_id, uid, text) "
-             "SELECT ?3, ?4, text FROM search_docs WHERE mailbox_id = ?1 AND uid = ?2",
+             sql("INSERT INTO search_docs (id, mailbox_id, uid, text) SELECT ", kNextDocId,
+                 ", ?3, ?4, text FROM search_docs WHERE mailbox_id = ?1 AND uid = ?2"),
              [&](Statement& s) {
                s.bind(1, from_mailbox).bind(2, from_uid).bind(3, to_mailbox).bind(4, to_uid);
              });
+}
+
+Result<std::size_t> Index::purge_search_fts(std::size_t limit) {
+  auto ids = collect<std::int64_t>(
+      *db_, "SELECT id FROM search_purge ORDER BY id LIMIT ?1",
+      [&](Statement& s) { s.bind(1, static_cast<std::int64_t>(limit)); },
+      [](const Statement& s) { return s.column_int(0); });
+  if (!ids) {
+    return std::unexpected(ids.error());
+  }
+  if (ids->empty()) {
+    return std::size_t{0};
+  }
+  const std::int64_t last = ids->back();
+  if (auto r = run(*db_,
+                   "INSERT INTO search_fts (search_fts, rowid, addr, hdr, body) SELECT 'delete', "
+                   "id, peregrine_search_column(text, 0), peregrine_search_column(text, 1), "
+                   "peregrine_search_column(text, 2) FROM search_purge WHERE id <= ?1",
+                   [&](Statement& s) { s.bind(1, last); });
+      !r) {
+    return std::unexpected(r.error());
+  }
+  if (auto r = run(*db_, "DELETE FROM search_purge WHERE id <= ?1",
+                   [&](Statement& s) { s.bind(1, last); });
+      !r) {
+    return std::unexpected(r.error());
+  }
+  return ids->size();
 }
 
 Result<void> Index::move_search_text(std::int64_t from_mailbox, Uid from_uid,
@@ -322,6 +378,13 @@ Result<SearchIndexStats> Index::search_stats() {
     return std::unexpected(indexed.error());
   }
   stats.indexed = static_cast<std::uint64_t>(indexed->front());
+  auto pending = collect<std::int64_t>(
+      *db_, "SELECT count(*) FROM search_purge", [](Statement&) {},
+      [](const Statement& s) { return s.column_int(0); });
+  if (!pending) {
+    return std::unexpected(pending.error());
+  }
+  stats.pending_purge = static_cast<std::uint64_t>(pending->front());
   auto bytes = collect<std::int64_t>(
       *db_,
       "SELECT coalesce(sum(pgsize), 0) FROM dbstat WHERE name LIKE 'search_%' "
@@ -345,7 +408,9 @@ Result<bool> Index::search_fts_healthy() {
     return false;
   }
   auto same = collect<std::int64_t>(
-      *db_, "SELECT (SELECT count(*) FROM search_fts_docsize) = (SELECT count(*) FROM search_docs)",
+      *db_,
+      "SELECT (SELECT count(*) FROM search_fts_docsize) = "
+      "(SELECT count(*) FROM search_docs) + (SELECT count(*) FROM search_purge)",
       [](Statement&) {}, [](const Statement& s) { return s.column_int(0); });
   if (!same) {
     // Unreadable: as good as missing.
@@ -405,6 +470,10 @@ Result<void> Index::rebuild_search_fts() {
   if (auto r = db_->exec(kDropFts); !r) {
     return r;
   }
+  // The new index holds only live texts: nothing is left to purge.
+  if (auto r = db_->exec("DELETE FROM search_purge"); !r) {
+    return r;
+  }
   if (auto r = create_search_fts(); !r) {
     return r;
   }
@@ -418,7 +487,7 @@ Result<void> Index::clear_search_index() {
   if (auto r = db_->exec(kDropFts); !r) {
     return r;
   }
-  if (auto r = db_->exec("DELETE FROM search_docs"); !r) {
+  if (auto r = db_->exec("DELETE FROM search_docs; DELETE FROM search_purge"); !r) {
     return r;
   }
   return create_search_fts();

@@ -46,11 +46,21 @@ class SearchIndexTest : public testing::StoreTest {
  protected:
   std::filesystem::path db() const { return tmp_.path() / "data" / "alice" / "index.sqlite"; }
 
-  // Messages, stored texts and trigram index documents must always be equal.
+  // Messages and stored texts must always be equal; the trigram index holds
+  // the stored texts and the deleted ones not yet purged.
   void expect_in_step(std::int64_t messages) {
     EXPECT_EQ(scalar(db(), "SELECT count(*) FROM messages"), messages);
     EXPECT_EQ(scalar(db(), "SELECT count(*) FROM search_docs"), messages);
-    EXPECT_EQ(scalar(db(), "SELECT count(*) FROM search_fts_docsize"), messages);
+    EXPECT_EQ(scalar(db(), "SELECT count(*) FROM search_fts_docsize"),
+              messages + scalar(db(), "SELECT count(*) FROM search_purge"));
+  }
+
+  // Flags `uids` \Deleted and expunges them.
+  void expunge(std::string_view mailbox, const UidSet& uids) {
+    FlagUpdate deleted;
+    deleted.flags = kFlagDeleted;
+    ASSERT_TRUE(user_->update_flags(mailbox, uids, deleted));
+    ASSERT_TRUE(user_->expunge(mailbox));
   }
 
   std::optional<std::vector<Uid>> candidates(std::string_view mailbox, TextColumns columns,
@@ -188,6 +198,79 @@ TEST_F(SearchIndexOffTest, OffStoresNothingAndTurningItOnFillsIn) {
   reopen();
   expect_in_step(1);
   EXPECT_EQ(candidates("INBOX", kTextBody, {"findme"}), std::vector<Uid>{1});
+}
+
+// Expunged texts leave the trigram index later (search_purge), in bounded
+// batches; until then they never come back as candidates.
+TEST_F(SearchIndexTest, ExpungedMessagesNeverMatchAndArePurgedLater) {
+  append("INBOX", message("one", "Unique marker zebra.\r\n"));
+  append("INBOX", message("two", "Unique marker zebra.\r\n"));
+  expunge("INBOX", UidSet{1, 2});
+  EXPECT_EQ(scalar(db(), "SELECT count(*) FROM search_purge"), 2);
+  expect_in_step(0);
+  EXPECT_EQ(candidates("INBOX", kTextBody, {"zebra"}), std::vector<Uid>{});
+  auto stats = user_->search_index_stats();
+  ASSERT_TRUE(stats);
+  EXPECT_EQ(stats->pending_purge, 2u);
+
+  // A new message with the same text gets a new document id: only it matches.
+  Uid three = append("INBOX", message("three", "Unique marker zebra.\r\n"));
+  EXPECT_EQ(candidates("INBOX", kTextBody, {"zebra"}), std::vector<Uid>{three});
+  // The append purged what was pending, in its own transaction.
+  EXPECT_EQ(scalar(db(), "SELECT count(*) FROM search_purge"), 0);
+  expect_in_step(1);
+  EXPECT_EQ(scalar(db(), "SELECT count(*) FROM search_fts_docsize"), 1);
+}
+
+TEST_F(SearchIndexTest, PurgeIsBoundedAndTheOpenFinishesIt) {
+  constexpr int kMessages = 40;
+  for (int i = 0; i < kMessages; ++i) {
+    append("Archive", message("m" + std::to_string(i), "common words here\r\n"));
+  }
+  ASSERT_TRUE(user_->delete_mailbox("Archive"));
+  EXPECT_EQ(scalar(db(), "SELECT count(*) FROM search_purge"), kMessages);
+  // One append purges at most a bounded batch.
+  append("Sent", message("x", "something else\r\n"));
+  auto pending = scalar(db(), "SELECT count(*) FROM search_purge");
+  EXPECT_LT(pending, kMessages);
+  EXPECT_GT(pending, 0);
+  expect_in_step(1);
+  // Opening the store purges the rest.
+  reopen();
+  EXPECT_EQ(scalar(db(), "SELECT count(*) FROM search_purge"), 0);
+  EXPECT_EQ(scalar(db(), "SELECT count(*) FROM search_fts_docsize"), 1);
+  EXPECT_EQ(candidates("Sent", kTextBody, {"something"}), std::vector<Uid>{1});
+}
+
+TEST_F(SearchIndexTest, CrashBetweenExpungeAndPurgeIsHarmless) {
+  append("INBOX", message("one", "alpha bravo\r\n"));
+  append("INBOX", message("two", "charlie delta\r\n"));
+  expunge("INBOX", UidSet{1});
+  // The store goes away with the purge pending (as a crash would leave it:
+  // the expunge's transaction is committed, the purge never ran).
+  user_.reset();
+  EXPECT_EQ(scalar(db(), "SELECT count(*) FROM search_purge"), 1);
+  reopen();
+  EXPECT_EQ(scalar(db(), "SELECT count(*) FROM search_purge"), 0);
+  expect_in_step(1);
+  EXPECT_EQ(candidates("INBOX", kTextBody, {"alpha"}), std::vector<Uid>{});
+  EXPECT_EQ(candidates("INBOX", kTextBody, {"charlie"}), std::vector<Uid>{2});
+}
+
+TEST_F(SearchIndexTest, RebuildClearsPendingPurges) {
+  append("INBOX", message("one", "alpha bravo\r\n"));
+  append("INBOX", message("two", "charlie delta\r\n"));
+  expunge("INBOX", UidSet{2});
+  EXPECT_EQ(scalar(db(), "SELECT count(*) FROM search_purge"), 1);
+  auto stats = user_->rebuild_search_index();
+  ASSERT_TRUE(stats) << stats.error().message;
+  EXPECT_EQ(stats->pending_purge, 0u);
+  EXPECT_EQ(scalar(db(), "SELECT count(*) FROM search_fts_docsize"), 1);
+  // Ids after the rebuild are new ones all the same: nothing stale matches.
+  Uid three = append("INBOX", message("three", "echo foxtrot\r\n"));
+  EXPECT_EQ(candidates("INBOX", kTextBody, {"charlie"}), std::vector<Uid>{});
+  EXPECT_EQ(candidates("INBOX", kTextBody, {"foxtrot"}), std::vector<Uid>{three});
+  EXPECT_EQ(candidates("INBOX", kTextBody, {"alpha"}), std::vector<Uid>{1});
 }
 
 TEST(PackSearchText, RoundTrips) {
