@@ -209,7 +209,9 @@ class LmtpSession {
     auto found = co_await handler_.pool_.run("\x01lmtp-conn/" + std::to_string(conn_.id()), [&] {
       return delivery::resolve_recipient(handler_.authenticator_, address.local, address.domain);
     });
-    if (found && options_.quota_bytes > 0) {
+    // The user's store is opened here, once per connection (hold), so that
+    // DATA finds it open; a store that cannot open is a temporary failure now.
+    if (found && (options_.quota_bytes > 0 || !held_.contains(found->user))) {
       auto room = co_await handler_.pool_.run(found->user, [&]() -> base::Result<void> {
         auto user = hold(*found);
         if (!user) {
@@ -286,12 +288,11 @@ class LmtpSession {
                                 const delivery::Request& request) {
     auto delivered =
         co_await handler_.pool_.run(recipient.user, [&]() -> base::Result<delivery::Delivered> {
-          auto user = handler_.users_.acquire(recipient.user, recipient.home);
+          auto user = hold(recipient);
           if (!user) {
             return std::unexpected(user.error());
           }
           return delivery::deliver((*user)->store(), request);
-          // The context is let go here, on the user's strand.
         });
     if (!delivered) {
       const base::Error& error = delivered.error();
