@@ -318,6 +318,11 @@ class LmtpSession {
         delivery::deliver_batch(context->store(), handler_.queue_->take(recipient.user));
       }
     });
+    if (!pending.result) {
+      // Another task's batch took it and ended in an exception (logged by
+      // the pool or that session): nothing says the message is stored.
+      pending.result = base::fail(base::MailError::kTemporary, "the delivery did not finish");
+    }
     const base::Result<delivery::Delivered>& delivered = *pending.result;
     if (!delivered) {
       const base::Error& error = delivered.error();
