@@ -12,6 +12,10 @@
 #   bench/lmtp-compare.sh [rounds]     (default 3)
 #   MESSAGES_1=400 MESSAGES_10=100     messages per client for 1 and 10 clients
 #   BUILD=build/release  WORK=/tmp/peregrine-lmtp-bench  PORT_BASE=21600
+#   WARMUP=1   before timing, one untimed delivery to each user, so that both
+#              servers have made the users' mailboxes and indexes (the first
+#              delivery to a new user is account set-up, not delivery);
+#              WARMUP=0 times it too (a cold start)
 #
 # Needs: dovecot-core dovecot-lmtpd, a system user vmail (DOVECOT-REFERENCE).
 # Not part of CI.
@@ -24,6 +28,7 @@ work="${WORK:-/tmp/peregrine-lmtp-bench}"
 port_base="${PORT_BASE:-21600}"
 messages_1="${MESSAGES_1:-400}"
 messages_10="${MESSAGES_10:-100}"
+warmup="${WARMUP:-1}"
 users=(u01 u02 u03 u04 u05 u06 u07 u08 u09 u10)
 user_list=$(IFS=,; echo "${users[*]}")
 
@@ -144,6 +149,10 @@ run() {
   if [[ $server == peregrine ]]; then port=$p_lmtp; start_peregrine; else port=$d_lmtp; start_dovecot; fi
   messages=$messages_1
   [[ $clients == 10 ]] && messages=$messages_10
+  if [[ $warmup == 1 ]]; then
+    "$work/lmtpload" --port "$port" --dir "$work/mail" --users "$user_list" \
+      --clients "${#users[@]}" --messages 1 >/dev/null
+  fi
   out=$("$work/lmtpload" --port "$port" --dir "$work/mail" --users "$user_list" \
     --clients "$clients" --messages "$messages")
   if [[ $server == peregrine ]]; then stop_peregrine; else stop_dovecot; fi

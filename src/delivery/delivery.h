@@ -11,8 +11,10 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "auth/authenticator.h"
 #include "base/result.h"
@@ -73,6 +75,15 @@ struct Delivered {
 // Errors: kOverQuota (check_quota), kTooBig (over the store's size limit),
 // kBadInput (an empty message), and the store's others.
 base::Result<Delivered> deliver(store::UserStore& store, const Request& request);
+
+// deliver() for several requests to the user of `store`, with one result
+// each, in order. The messages for one mailbox are appended together, in
+// one store transaction, so they share its directory fsync and index
+// commit; the quota counts the earlier accepted messages of the same call.
+// When a shared append fails, its messages are appended one by one, so a
+// message fails only for its own reason.
+std::vector<base::Result<Delivered>> deliver_all(store::UserStore& store,
+                                                 std::span<const Request* const> requests);
 
 // What a failure means to the sender.
 enum class Outcome {

@@ -6,11 +6,13 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "base/log.h"
+#include "delivery/batch.h"
 #include "delivery/delivery.h"
 #include "smtp/proto/command.h"
 #include "smtp/proto/reader.h"
@@ -209,7 +211,9 @@ class LmtpSession {
     auto found = co_await handler_.pool_.run("\x01lmtp-conn/" + std::to_string(conn_.id()), [&] {
       return delivery::resolve_recipient(handler_.authenticator_, address.local, address.domain);
     });
-    if (found && options_.quota_bytes > 0) {
+    // The user's store is opened here, once per connection (hold), so that
+    // DATA finds it open; a store that cannot open is a temporary failure now.
+    if (found && (options_.quota_bytes > 0 || !held_.contains(found->user))) {
       auto room = co_await handler_.pool_.run(found->user, [&]() -> base::Result<void> {
         auto user = hold(*found);
         if (!user) {
@@ -271,28 +275,55 @@ class LmtpSession {
       }
       co_return true;
     }
-    delivery::Request request;
-    request.return_path = tx.sender;
-    request.message = decoder.text();
-    request.quota_bytes = options_.quota_bytes;
+    // One pending delivery per recipient, queued on its user's strand, where
+    // it joins whatever else is queued for that user (delivery/batch.h).
+    auto message = std::make_shared<const std::string>(std::move(decoder.text()));
+    std::vector<std::shared_ptr<delivery::Pending>> pending;
+    pending.reserve(tx.recipients.size());
     for (const delivery::Recipient& recipient : tx.recipients) {
-      request.delivered_to = recipient.address;
-      co_await deliver(recipient, request);
+      auto p = std::make_shared<delivery::Pending>();
+      p->message = message;
+      p->request.return_path = tx.sender;
+      p->request.delivered_to = recipient.address;
+      p->request.message = *message;
+      p->request.quota_bytes = options_.quota_bytes;
+      handler_.queue_->push(recipient.user, p);
+      pending.push_back(std::move(p));
+    }
+    // The other recipients' users start at once, in parallel on their own
+    // strands; the replies below still wait for each in RCPT order.
+    std::set<std::string_view> started{tx.recipients.front().user};
+    for (const delivery::Recipient& recipient : tx.recipients) {
+      if (started.insert(recipient.user).second) {
+        handler_.pool_.post(recipient.user, [queue = handler_.queue_.get(), user = recipient.user,
+                                             context = held_.at(recipient.user).get()] {
+          delivery::deliver_batch(context->store(), queue->take(user));
+        });
+      }
+    }
+    for (std::size_t i = 0; i < tx.recipients.size(); ++i) {
+      co_await deliver(tx.recipients[i], *pending[i]);
     }
     co_return true;
   }
 
-  asio::awaitable<void> deliver(const delivery::Recipient& recipient,
-                                const delivery::Request& request) {
-    auto delivered =
-        co_await handler_.pool_.run(recipient.user, [&]() -> base::Result<delivery::Delivered> {
-          auto user = handler_.users_.acquire(recipient.user, recipient.home);
-          if (!user) {
-            return std::unexpected(user.error());
-          }
-          return delivery::deliver((*user)->store(), request);
-          // The context is let go here, on the user's strand.
-        });
+  // Waits until `pending` is delivered (by this task's batch or an earlier
+  // one on the user's strand) and adds its reply. The recipient's context is
+  // held since RCPT, and let go only after this connection's queued work on
+  // the strand (finish()), so the tasks may use it.
+  asio::awaitable<void> deliver(const delivery::Recipient& recipient, delivery::Pending& pending) {
+    session::UserContext* context = held_.at(recipient.user).get();
+    co_await handler_.pool_.run(recipient.user, [&] {
+      if (!pending.result) {
+        delivery::deliver_batch(context->store(), handler_.queue_->take(recipient.user));
+      }
+    });
+    if (!pending.result) {
+      // Another task's batch took it and ended in an exception (logged by
+      // the pool or that session): nothing says the message is stored.
+      pending.result = base::fail(base::MailError::kTemporary, "the delivery did not finish");
+    }
+    const base::Result<delivery::Delivered>& delivered = *pending.result;
     if (!delivered) {
       const base::Error& error = delivered.error();
       base::log(base::LogLevel::kWarn, "lmtp.delivery_failed",
@@ -301,9 +332,10 @@ class LmtpSession {
                  {"code", base::to_string(error.code)},
                  {"error", error.message}});
       // An unknown user here means the store lost it: not the sender's fault.
-      auto outcome = error.code == base::MailError::kNotFound
-                         ? delivery::Outcome::kTemporary
-                         : delivery::classify(error, request.message.size(), options_.quota_bytes);
+      auto outcome =
+          error.code == base::MailError::kNotFound
+              ? delivery::Outcome::kTemporary
+              : delivery::classify(error, pending.request.message.size(), options_.quota_bytes);
       co_return reply(delivery::lmtp_reply(outcome, recipient.address));
     }
     base::log(base::LogLevel::kInfo, "lmtp.delivered",
@@ -367,7 +399,10 @@ LmtpHandler::LmtpHandler(auth::Authenticator& authenticator, session::UserRegist
     : authenticator_(authenticator),
       users_(users),
       pool_(pool),
-      options_(with_host_name(std::move(options))) {}
+      options_(with_host_name(std::move(options))),
+      queue_(std::make_unique<delivery::DeliveryQueue>()) {}
+
+LmtpHandler::~LmtpHandler() = default;
 
 asio::awaitable<void> LmtpHandler::serve(net::Connection& connection) {
   LmtpSession session(*this, connection);

@@ -12,9 +12,12 @@
 // (user@any.domain and a bare user both reach `user`, unless the file holds
 // the whole address); after DATA each accepted recipient gets its own reply,
 // in RCPT order (RFC 2033 §4.2). A 250 is sent only after the message is
-// durable in that recipient's INBOX: delivery::deliver runs on the user's
-// strand through the shared UserRegistry, so IMAP sessions of the user see
-// the new message at once (an IDLE gets its EXISTS).
+// durable in that recipient's INBOX: the delivery runs on the user's strand
+// through the shared UserRegistry, so IMAP sessions of the user see the new
+// message at once (an IDLE gets its EXISTS). Deliveries to one user that
+// wait at the same time, from any connections, are stored in one batch
+// (delivery/batch.h: one directory fsync and one index commit for all).
+// A recipient's store is opened at RCPT and kept until the connection ends.
 //
 // Bounds: a command line is at most max_line_bytes (longer: 500 5.5.2); the
 // message at most max_message_bytes (larger: read to its end, not kept, and
@@ -29,6 +32,7 @@
 #include <asio/awaitable.hpp>
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include "auth/authenticator.h"
@@ -36,6 +40,10 @@
 #include "net/handler.h"
 #include "net/storage_pool.h"
 #include "session/user_registry.h"
+
+namespace peregrine::delivery {
+class DeliveryQueue;
+}
 
 namespace peregrine::lmtp {
 
@@ -60,6 +68,8 @@ class LmtpHandler final : public net::Handler {
   LmtpHandler(auth::Authenticator& authenticator, session::UserRegistry& users,
               net::StoragePool& pool, LmtpOptions options);
 
+  ~LmtpHandler() override;
+
   asio::awaitable<void> serve(net::Connection& connection) override;
   // "421 4.7.0 Too many connections from your address".
   asio::awaitable<void> refuse(net::Connection& connection, net::Refusal reason) override;
@@ -70,6 +80,9 @@ class LmtpHandler final : public net::Handler {
   session::UserRegistry& users_;
   net::StoragePool& pool_;
   const LmtpOptions options_;
+  // Deliveries waiting for their users' strands, shared by all connections
+  // so that concurrent deliveries to one user commit together.
+  std::unique_ptr<delivery::DeliveryQueue> queue_;
 };
 
 }  // namespace peregrine::lmtp

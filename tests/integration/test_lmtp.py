@@ -77,6 +77,73 @@ class DeliveryTest(LmtpTestCase):
         self.assertIn(b"Delivered-To: alice@example.com\r\n", self.one_message("alice", "multi"))
         self.assertIn(b"Delivered-To: bob@example.com\r\n", self.one_message("bob", "multi"))
 
+    def test_one_user_named_twice_and_many_users(self):
+        # Two recipients of one user (stored twice, each with its own
+        # Delivered-To) and two other users in one transaction: the users'
+        # deliveries run side by side, the replies still come in RCPT order.
+        raw = self.server.raw_lmtp()
+        raw.send("LHLO twice.example\r\nMAIL FROM:<s@x>\r\nRCPT TO:<alice@one.example>\r\n"
+                 "RCPT TO:<bob>\r\nRCPT TO:<alice@two.example>\r\nRCPT TO:<carol>\r\n"
+                 "DATA\r\n")
+        self.assertEqual(raw.reply()[0], 250)
+        self.assertEqual([raw.code() for _ in range(6)], [250, 250, 250, 250, 250, 354])
+        raw.send(sample_message("twice") + b".\r\n")
+        replies = [raw.reply() for _ in range(4)]
+        self.assertEqual([code for code, _ in replies], [250, 250, 250, 250])
+        for (_, text), who in zip(replies, [b"alice@one.example", b"bob", b"alice@two.example",
+                                            b"carol"]):
+            self.assertIn(b"<" + who + b">", b"".join(text))
+        raw.send("QUIT\r\n")
+        self.assertEqual(raw.code(), 221)
+        raw.close()
+        stored = self.messages("alice", 'SUBJECT "twice"')
+        self.assertEqual(len(stored), 2)
+        self.assertEqual(sorted(m.split(b"\r\n")[1] for m in stored),
+                         [b"Delivered-To: alice@one.example", b"Delivered-To: alice@two.example"])
+        self.assertEqual(len(self.messages("bob", 'SUBJECT "twice"')), 1)
+        self.assertEqual(len(self.messages("carol", 'SUBJECT "twice"')), 1)
+
+    def test_concurrent_connections_to_one_user(self):
+        # Deliveries to one user from several connections at once share
+        # batches on the user's strand; each still gets its own 250 and is
+        # stored exactly once, under its own UID.
+        import threading
+        errors = []
+
+        def flood(n):
+            try:
+                client = self.server.lmtp()
+                for i in range(8):
+                    refused = client.sendmail("s@example.net", ["alice"],
+                                              sample_message(f"group-{n}-{i}"))
+                    if refused:
+                        errors.append(refused)
+                client.quit()
+            except Exception as e:  # reported below
+                errors.append(repr(e))
+
+        threads = [threading.Thread(target=flood, args=(n,)) for n in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        self.assertEqual(errors, [])
+        imap = self.server.login("alice", select="INBOX")
+        try:
+            typ, data = imap.uid("SEARCH", None, 'SUBJECT "group-"')
+            self.assertEqual(typ, "OK")
+            uids = data[0].split()
+            self.assertEqual(len(uids), 32)
+            self.assertEqual(len(set(uids)), 32)
+            typ, fetched = imap.uid("FETCH", b",".join(uids).decode(),
+                                    "(BODY.PEEK[HEADER.FIELDS (SUBJECT)])")
+            self.assertEqual(typ, "OK")
+            subjects = sorted(part[1].strip() for part in fetched if isinstance(part, tuple))
+            self.assertEqual(subjects, sorted(f"Subject: group-{n}-{i}".encode()
+                                              for n in range(4) for i in range(8)))
+        finally:
+            imap.logout()
+
     def test_full_address_entry_wins(self):
         client = self.server.lmtp()
         client.sendmail("s@x", ["carol@example.org"], sample_message("org-carol"))

@@ -161,10 +161,15 @@ Result<void> MaildirUserStore::initialize() {
   // First use: the default folders on disk, then every folder on disk (ours
   // and any an earlier program made) into the index, then their special uses
   // and subscriptions. Every step can be redone, so a crash here is harmless.
+  // The folders' entries in the Maildir are made durable by one fsync of
+  // it, after all of them, before the index learns of them.
   for (const auto& d : MaildirStore::kDefaultMailboxes) {
-    if (auto r = make_folder(mailbox_dir(d.name), false); !r) {
+    if (auto r = make_folder(mailbox_dir(d.name), false, /*sync_parent=*/false); !r) {
       return r;
     }
+  }
+  if (auto r = fs_.sync_dir(maildir_); !r) {
+    return r;
   }
   if (auto r = scan_folders(true); !r) {
     return r;
@@ -218,7 +223,8 @@ Result<MailboxRow> MaildirUserStore::require_mailbox(std::string_view name) {
   return std::move(**row);
 }
 
-Result<void> MaildirUserStore::make_folder(const std::filesystem::path& dir, bool is_inbox) {
+Result<void> MaildirUserStore::make_folder(const std::filesystem::path& dir, bool is_inbox,
+                                           bool sync_parent) {
   bool created = false;
   auto mkdir = [&](const std::filesystem::path& path) -> Result<void> {
     auto r = fs_.make_dir(path, 0700);
@@ -257,7 +263,7 @@ Result<void> MaildirUserStore::make_folder(const std::filesystem::path& dir, boo
   if (auto r = fs_.sync_dir(dir); !r) {
     return r;
   }
-  return fs_.sync_dir(dir.parent_path());
+  return sync_parent ? fs_.sync_dir(dir.parent_path()) : Result<void>{};
 }
 
 Result<void> MaildirUserStore::remove_tree(const std::filesystem::path& dir) {

@@ -92,8 +92,10 @@ class MaildirUserStore final : public UserStore {
   // The canonical name's row; kNotFound "no such mailbox".
   base::Result<MailboxRow> require_mailbox(std::string_view name);
   // Creates dir, cur/, new/, tmp/ (and maildirfolder for a folder) as far as
-  // they are missing, and makes them durable.
-  base::Result<void> make_folder(const std::filesystem::path& dir, bool is_inbox);
+  // they are missing, and makes them durable; dir's own entry in its parent
+  // only with sync_parent (else the caller fsyncs the parent once for many).
+  base::Result<void> make_folder(const std::filesystem::path& dir, bool is_inbox,
+                                 bool sync_parent = true);
   // Removes a directory tree; best effort, returns the first error.
   base::Result<void> remove_tree(const std::filesystem::path& dir);
   // Does the renames the journal lists and clears it.
