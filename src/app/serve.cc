@@ -82,7 +82,7 @@ int run_serve(const ServeArgs& args) {
   store_options.full_text_index = settings->search.fts;
   store::maildir::MaildirStore store(store_options);
   net::StoragePool pool(std::max(4u, settings->server.workers * 2));
-  imap::UserRegistry users(store, imap::imap_registry_options());
+  imap::UserRegistry users(store);
   imap::ServerContext server{.authenticator = authenticator,
                              .users = users,
                              .failures = &failures,
