@@ -125,7 +125,7 @@ class Session {
   InputMode input_mode() const;
   // Whether a command is unfinished (resume() pending).
   bool busy() const;
-  // The logged-in user's context (its runtime() holds the strand), or null.
+  // The logged-in user's context, or null (its user() names the strand).
   UserContext* user() const;
   const ConnectionInfo& connection() const;
 
