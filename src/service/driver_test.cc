@@ -207,27 +207,17 @@ class DriverTest : public ::testing::Test {
 
   // Starts a runtime with the scripted protocol on a loopback port.
   void start(net::RuntimeOptions options = {}, bool tls = false) {
-    runtime_ = std::make_unique<net::Runtime>(options);
+    net::test::TestServerOptions server_options;
+    server_options.serve_with = handler_;
+    server_options.runtime = options;
     if (tls) {
       auto files = net::test::make_self_signed_cert(dir_.path());
       auto context = net::TlsContext::load(files.cert, files.key);
       ASSERT_TRUE(context) << context.error().message;
-      runtime_->set_tls(*context);
+      server_options.tls = *context;
     }
-    auto port = runtime_->listen(
-        {.name = "script",
-         .endpoint = {.host = "127.0.0.1", .port = 0, .kind = config::Endpoint::Kind::kIpv4},
-         .handler = handler_});
-    ASSERT_TRUE(port.has_value());
-    port_ = *port;
-    runtime_->start();
-  }
-
-  void TearDown() override {
-    if (runtime_) {
-      runtime_->stop();
-      runtime_->wait();
-    }
+    server_ = std::make_unique<net::test::TestServer>(server_options);
+    port_ = server_->port;
   }
 
   test_support::TempDir dir_{"peregrine-service"};
@@ -235,7 +225,7 @@ class DriverTest : public ::testing::Test {
   session::UserRegistry users_;
   net::StoragePool pool_{2};
   std::shared_ptr<ScriptHandler> handler_ = std::make_shared<ScriptHandler>(pool_, users_);
-  std::unique_ptr<net::Runtime> runtime_;
+  std::unique_ptr<net::test::TestServer> server_;  // stops and waits when destroyed
   std::uint16_t port_ = 0;
 };
 
@@ -366,7 +356,7 @@ TEST_F(DriverTest, StoppingServerSaysTheShutdownLine) {
     EXPECT_EQ(co_await client.line(), "* HELLO");
     co_await client.send("LOGIN frank\r\n");
     EXPECT_EQ(co_await client.line(), "OK");
-    runtime_->stop();
+    server_->runtime.stop();
     EXPECT_EQ(co_await client.line(), "* BYE stopping");
     EXPECT_EQ(co_await client.rest(), "");
   }));
