@@ -27,7 +27,14 @@ import shutil
 import signal
 import socket
 import subprocess
+import sys
 import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests",
+                                "common"))
+# The one writer of Dovecot configuration (also used as servers.dovecot_conf
+# by pop3_compare.py and tests/compare).
+from dovecot_server import dovecot_conf  # noqa: E402
 
 HOST = "127.0.0.1"
 PASSWORD = "bench-pw"
@@ -94,56 +101,6 @@ def chown_tree(path, uid, gid):
         os.chown(dirpath, uid, gid)
         for name in dirnames + filenames:
             os.chown(os.path.join(dirpath, name), uid, gid)
-
-
-def dovecot_conf(*, header, instance, root, log, ports, passwd, scheme, uid, gid,
-                 first_valid_uid, mail, fsync=None, prefork=False):
-    """A standalone loopback Dovecot 2.3 instance's dovecot.conf, the one
-    both Dovecot benchmarks (compare.py, pop3_compare.py) write: Debian's
-    defaults except base_dir/state_dir under `root`, a passwd-file passdb and
-    userdb, Maildir under `mail`/USER, and one listener per protocol in
-    `ports` ({"imap": N, "pop3": M}). fsync: mail_fsync (None: Dovecot's
-    default, optimized). prefork: the high-performance login mode."""
-    listeners = {"imap": ("imap-login", "imap", "imaps"),
-                 "pop3": ("pop3-login", "pop3", "pop3s"), "lmtp": ("lmtp", "lmtp", None)}
-    lines = [f"# {header}", f"instance_name = {instance}", f"base_dir = {root}/run",
-             f"state_dir = {root}/state", f"log_path = {log}", f"listen = {HOST}",
-             "protocols = " + " ".join(ports), "ssl = no", "disable_plaintext_auth = no",
-             "auth_mechanisms = plain login", f"first_valid_uid = {first_valid_uid}",
-             f"mail_location = maildir:{mail}/%u", "mail_max_userip_connections = 1000"]
-    if fsync:
-        lines.append(f"mail_fsync = {fsync}")
-    if "pop3" in ports:
-        # UIDLs from UID and UIDVALIDITY, as Peregrine derives its own.
-        lines.append("pop3_uidl_format = %08Xu%08Xv")
-    if "lmtp" in ports:
-        # RCPT TO:<user@domain> reaches the passwd-file user `user`.
-        lines += ["auth_username_format = %Ln",
-                  "protocol lmtp {\n  postmaster_address = postmaster@localhost\n}"]
-    lines.append(f"""passdb {{
-  driver = passwd-file
-  args = scheme={scheme} username_format=%u {passwd}
-}}
-userdb {{
-  driver = passwd-file
-  args = username_format=%u {passwd}
-  default_fields = uid={uid} gid={gid} home={mail}/%u
-}}""")
-    for proto, port in ports.items():
-        name, plain, tls = listeners[proto]
-        service = [f"service {name} {{"]
-        if prefork and tls:
-            # Dovecot's documented high-performance login mode: login
-            # processes are started ahead and each serves many connections,
-            # rather than one process forked per connection (the default,
-            # which here costs ~0.3 s of wall time per connection on a
-            # loaded 2-core machine).
-            service += ["  service_count = 0", f"  process_min_avail = {os.cpu_count() or 1}"]
-        service += [f"  inet_listener {plain} {{", f"    port = {port}", "  }"]
-        if tls:
-            service += [f"  inet_listener {tls} {{", "    port = 0", "  }"]
-        lines.append("\n".join(service + ["}"]))
-    return "\n".join(lines) + "\n"
 
 
 class Server:

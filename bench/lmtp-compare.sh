@@ -80,53 +80,38 @@ stop_peregrine() {
 # ---- Dovecot ----
 d_lmtp=$((port_base + 3))
 d="$work/dovecot"
-mkdir -p "$d/base" "$d/state"
+mkdir -p "$d/state"
 : >"$d/users"
 for u in "${users[@]}"; do
   echo "$u:{PLAIN}pw:$(id -u vmail):$(id -g vmail)::$d/home/$u::" >>"$d/users"
 done
-cat >"$d/dovecot.conf" <<CONF
-instance_name = lmtp-bench
-base_dir = $d/base
-state_dir = $d/state
-log_path = $d/log
-listen = 127.0.0.1
-protocols = lmtp
-ssl = no
-first_valid_uid = $(id -u vmail)
-mail_location = maildir:$d/mail/%n
-mail_fsync = optimized
-auth_username_format = %Ln
-passdb {
-  driver = passwd-file
-  args = scheme=PLAIN username_format=%n $d/users
-}
-userdb {
-  driver = passwd-file
-  args = username_format=%n $d/users
-}
-protocol lmtp {
-  postmaster_address = postmaster@localhost
-}
-service lmtp {
-  inet_listener lmtp {
-    address = 127.0.0.1
-    port = $d_lmtp
-  }
-}
-CONF
+# The configuration comes from the one writer of Dovecot configuration,
+# tests/common/dovecot_server.py: LMTP only, mail_fsync = optimized. Each
+# user's home is given in the passwd file ($d/home/USER, apart from the
+# Maildir), which takes precedence over the configuration's default home.
+python3 - "$root/tests/common" "$d" "$d_lmtp" "$(id -u vmail)" "$(id -g vmail)" \
+  >"$d/dovecot.conf" <<'PY'
+import sys
+sys.path.insert(0, sys.argv[1])
+from dovecot_server import dovecot_conf
+d, port, uid, gid = sys.argv[2], int(sys.argv[3]), sys.argv[4], sys.argv[5]
+print(dovecot_conf(header="Written by bench/lmtp-compare.sh.", instance="lmtp-bench", root=d,
+                   log=f"{d}/log", ports={"lmtp": port}, passwd=f"{d}/users", scheme="PLAIN",
+                   uid=uid, gid=gid, first_valid_uid=uid, mail=f"{d}/mail",
+                   fsync="optimized"), end="")
+PY
 doveconf -c "$d/dovecot.conf" -n >/dev/null
 
 start_dovecot() {
-  rm -rf "$d/mail" "$d/home"
-  mkdir -p "$d/mail" "$d/home"
-  chown vmail:vmail "$d/mail" "$d/home"
+  rm -rf "$d/mail"
+  mkdir -p "$d/mail"
+  chown vmail:vmail "$d/mail"
   dovecot -c "$d/dovecot.conf"
   wait_port "$d_lmtp"
 }
 stop_dovecot() {
   local pid
-  pid=$(cat "$d/base/master.pid")
+  pid=$(cat "$d/run/master.pid")
   kill "$pid"
   for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || return 0; sleep 0.1; done
 }

@@ -39,6 +39,9 @@ import tempfile
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tests" / "common"))
+from dovecot_server import dovecot_conf  # noqa: E402  (the one writer of Dovecot's config)
+
 HOST = "127.0.0.1"
 PASSWORD = "bench"
 
@@ -186,36 +189,11 @@ class Dovecot:
         (work / "state").mkdir()
         (work / "passwd").write_text(f"bench:{{PLAIN}}{PASSWORD}::::::\n")
         self.conf = work / "dovecot.conf"
-        self.conf.write_text(f"""instance_name = peregrine-bench-search-{os.getpid()}
-base_dir = {work}/base
-state_dir = {work}/state
-log_path = {work}/dovecot.log
-listen = 127.0.0.1
-protocols = imap
-ssl = no
-disable_plaintext_auth = no
-auth_mechanisms = plain login
-first_valid_uid = 1
-mail_location = maildir:{mail}/%u
-mail_max_userip_connections = 1000
-passdb {{
-  driver = passwd-file
-  args = scheme=PLAIN username_format=%u {work}/passwd
-}}
-userdb {{
-  driver = passwd-file
-  args = username_format=%u {work}/passwd
-  default_fields = uid={self.uid} gid={self.gid} home={mail}/%u
-}}
-service imap-login {{
-  inet_listener imap {{
-    port = {port}
-  }}
-  inet_listener imaps {{
-    port = 0
-  }}
-}}
-""")
+        self.conf.write_text(dovecot_conf(
+            header="Written by bench/search/run.py.",
+            instance=f"peregrine-bench-search-{os.getpid()}", root=work,
+            log=work / "dovecot.log", ports={"imap": port}, passwd=work / "passwd",
+            scheme="PLAIN", uid=self.uid, gid=self.gid, first_valid_uid=1, mail=mail))
         self.proc = None
 
     def maildir(self) -> Path:

@@ -29,20 +29,6 @@
 namespace peregrine::app {
 namespace {
 
-base::LogLevel log_level(config::LogLevel level) {
-  switch (level) {
-    case config::LogLevel::kError:
-      return base::LogLevel::kError;
-    case config::LogLevel::kWarn:
-      return base::LogLevel::kWarn;
-    case config::LogLevel::kInfo:
-      return base::LogLevel::kInfo;
-    case config::LogLevel::kDebug:
-      return base::LogLevel::kDebug;
-  }
-  return base::LogLevel::kInfo;
-}
-
 struct Listener {
   const char* proto;  // "imap", "pop3" or "lmtp"; TLS listeners log tls=yes
   config::Endpoint endpoint;
@@ -58,7 +44,7 @@ int run_serve(const ServeArgs& args) {
   if (!settings) {
     return EX_CONFIG;
   }
-  base::set_log_level(log_level(settings->log.level));
+  base::set_log_level(settings->log.level);
 
   std::error_code ec;
   std::filesystem::create_directories(settings->server.data_dir, ec);
@@ -82,7 +68,7 @@ int run_serve(const ServeArgs& args) {
   store_options.full_text_index = settings->search.fts;
   store::maildir::MaildirStore store(store_options);
   net::StoragePool pool(std::max(4u, settings->server.workers * 2));
-  imap::UserRegistry users(store, imap::imap_registry_options());
+  imap::UserRegistry users(store);
   imap::ServerContext server{.authenticator = authenticator,
                              .users = users,
                              .failures = &failures,

@@ -12,20 +12,6 @@ namespace {
 
 std::atomic<int> g_level{static_cast<int>(LogLevel::kInfo)};
 
-const char* level_name(LogLevel level) {
-  switch (level) {
-    case LogLevel::kError:
-      return "error";
-    case LogLevel::kWarn:
-      return "warn";
-    case LogLevel::kInfo:
-      return "info";
-    case LogLevel::kDebug:
-      return "debug";
-  }
-  return "info";
-}
-
 bool needs_quotes(std::string_view value) {
   if (value.empty()) {
     return true;
@@ -97,6 +83,20 @@ void append_time(std::string& out) {
 
 }  // namespace
 
+const char* to_string(LogLevel level) {
+  switch (level) {
+    case LogLevel::kError:
+      return "error";
+    case LogLevel::kWarn:
+      return "warn";
+    case LogLevel::kInfo:
+      return "info";
+    case LogLevel::kDebug:
+      return "debug";
+  }
+  return "info";
+}
+
 void set_log_level(LogLevel level) { g_level.store(static_cast<int>(level)); }
 
 bool log_enabled(LogLevel level) {
@@ -108,7 +108,7 @@ std::string format_log_line(LogLevel level, std::string_view event,
   std::string line;
   line.reserve(64 + fields.size() * 24);
   line += "level=";
-  line += level_name(level);
+  line += to_string(level);
   line += " event=";
   append_value(line, event);
   for (const LogField& field : fields) {

@@ -18,6 +18,8 @@
 namespace peregrine::base {
 
 enum class LogLevel { kError, kWarn, kInfo, kDebug };
+// "error", "warn", "info", "debug": as in log lines and the [log] level key.
+const char* to_string(LogLevel level);
 
 // Events above `level` are dropped. The default is kInfo.
 void set_log_level(LogLevel level);

@@ -576,18 +576,4 @@ const char* to_string(PlaintextAuth mode) {
   return "unknown";
 }
 
-const char* to_string(LogLevel level) {
-  switch (level) {
-    case LogLevel::kError:
-      return "error";
-    case LogLevel::kWarn:
-      return "warn";
-    case LogLevel::kInfo:
-      return "info";
-    case LogLevel::kDebug:
-      return "debug";
-  }
-  return "unknown";
-}
-
 }  // namespace peregrine::config

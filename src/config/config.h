@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "base/log.h"
 #include "base/result.h"
 #include "config/endpoint.h"
 
@@ -86,7 +87,8 @@ struct LimitSettings {
   std::chrono::seconds idle_timeout{1800};               // longest single IMAP IDLE
 };
 
-enum class LogLevel { kError, kWarn, kInfo, kDebug };
+// The level of base/log.h; its to_string() gives the names [log] level takes.
+using base::LogLevel;
 
 // [log]
 struct LogSettings {
@@ -134,6 +136,5 @@ std::string_view default_settings_toml();
 
 // Names as written in the file ("loopback", "tls-only", "info", ...).
 const char* to_string(PlaintextAuth mode);
-const char* to_string(LogLevel level);
 
 }  // namespace peregrine::config

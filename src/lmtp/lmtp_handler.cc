@@ -2,7 +2,6 @@
 
 #include <unistd.h>
 
-#include <exception>
 #include <map>
 #include <memory>
 #include <optional>
@@ -14,6 +13,7 @@
 #include "base/log.h"
 #include "delivery/batch.h"
 #include "delivery/delivery.h"
+#include "service/connection_driver.h"
 #include "smtp/proto/command.h"
 #include "smtp/proto/reader.h"
 #include "smtp/proto/reply.h"
@@ -45,25 +45,34 @@ smtp::Reply ok(std::string_view enhanced, std::string_view text) {
 
 smtp::Reply bad_sequence(std::string_view text) { return {503, "5.5.1", std::string(text)}; }
 
+service::Protocol lmtp_protocol() {
+  return service::Protocol{
+      .name = "lmtp",
+      .shutdown_line = smtp::format_reply({421, "4.3.2", "Server shutting down"}),
+      .timeout_line = smtp::format_reply({421, "4.4.2", "Timeout, closing the connection"}),
+      .too_many_line = smtp::format_reply({421, "4.7.0", "Too many connections from your address"}),
+      .tls_failed_event = "lmtp.starttls_failed"};  // LMTP offers no STARTTLS
+}
+
 }  // namespace
 
 // One connection's session; lives in serve()'s coroutine frame on the
 // connection's worker thread.
-class LmtpSession {
+class LmtpSession final : public service::ConnectionDriver {
  public:
   LmtpSession(LmtpHandler& handler, net::Connection& conn)
-      : handler_(handler),
+      : ConnectionDriver(conn, handler.pool_, handler.protocol(), handler.options_.timeout),
+        handler_(handler),
         options_(handler.options_),
-        conn_(conn),
         reader_(options_.max_line_bytes) {}
 
-  asio::awaitable<void> run() {
-    conn_.set_read_timeout(options_.timeout);
+ private:
+  asio::awaitable<void> run() override {
     out_ = smtp::format_reply({220, "", options_.hostname + " Peregrine LMTP ready"});
     for (;;) {
       smtp::Reader::Line line = reader_.next_line();
       if (line.kind == smtp::Reader::Line::Kind::kNeedMore) {
-        if (!co_await flush() || !co_await read_more(kCommandReadBytes, true)) {
+        if (!co_await flush() || !co_await read_into(reader_, kCommandReadBytes, true)) {
           co_return;
         }
         continue;
@@ -82,7 +91,6 @@ class LmtpSession {
     }
   }
 
- private:
   struct Transaction {
     std::optional<std::string> sender;  // set by MAIL; "" is the null sender
     bool smtputf8 = false;
@@ -98,28 +106,9 @@ class LmtpSession {
     if (out_.empty()) {
       co_return true;
     }
-    auto written = co_await conn_.write(out_);
+    const bool written = co_await write(out_);
     out_.clear();
-    co_return written.has_value();
-  }
-
-  // Reads more input; false when the connection ends (after saying why).
-  asio::awaitable<bool> read_more(std::size_t bytes, bool between_commands) {
-    std::span<char> space = reader_.prepare(bytes);
-    auto got = co_await conn_.read_into(
-        space, net::ReadOptions{.stop_point = between_commands && reader_.buffered() == 0});
-    reader_.commit(got ? *got : 0);
-    if (got) {
-      co_return true;
-    }
-    if (got.error() == net::NetError::kShutdown) {
-      reply({421, "4.3.2", "Server shutting down"});
-      co_await flush();
-    } else if (got.error() == net::NetError::kTimeout) {
-      reply({421, "4.4.2", "Timeout, closing the connection"});
-      co_await flush();
-    }
-    co_return false;
+    co_return written;
   }
 
   // One command; false ends the session.
@@ -208,13 +197,13 @@ class LmtpSession {
     }
     // The passwd-file lookup stats (and may re-read) the file: off the
     // event loop, like every other blocking call.
-    auto found = co_await handler_.pool_.run("\x01lmtp-conn/" + std::to_string(conn_.id()), [&] {
+    auto found = co_await pool().run(connection_key(), [&] {
       return delivery::resolve_recipient(handler_.authenticator_, address.local, address.domain);
     });
     // The user's store is opened here, once per connection (hold), so that
     // DATA finds it open; a store that cannot open is a temporary failure now.
     if (found && (options_.quota_bytes > 0 || !held_.contains(found->user))) {
-      auto room = co_await handler_.pool_.run(found->user, [&]() -> base::Result<void> {
+      auto room = co_await pool().run(found->user, [&]() -> base::Result<void> {
         auto user = hold(*found);
         if (!user) {
           return std::unexpected(user.error());
@@ -235,7 +224,7 @@ class LmtpSession {
   void refuse_recipient(const base::Error& error, std::string_view address) {
     if (error.code != base::MailError::kNotFound) {
       base::log(base::LogLevel::kWarn, "lmtp.rcpt_failed",
-                {{"conn", static_cast<unsigned long long>(conn_.id())},
+                {{"conn", static_cast<unsigned long long>(conn().id())},
                  {"rcpt", std::string(address)},
                  {"code", base::to_string(error.code)},
                  {"error", error.message}});
@@ -261,7 +250,7 @@ class LmtpSession {
     }
     smtp::DataDecoder decoder(options_.max_message_bytes);
     while (!reader_.read_data(decoder)) {
-      if (!co_await read_more(kDataReadBytes, false)) {
+      if (!co_await read_into(reader_, kDataReadBytes, false)) {
         co_return false;
       }
     }
@@ -313,7 +302,7 @@ class LmtpSession {
   // the strand (finish()), so the tasks may use it.
   asio::awaitable<void> deliver(const delivery::Recipient& recipient, delivery::Pending& pending) {
     session::UserContext* context = held_.at(recipient.user).get();
-    co_await handler_.pool_.run(recipient.user, [&] {
+    co_await pool().run(recipient.user, [&] {
       if (!pending.result) {
         delivery::deliver_batch(context->store(), handler_.queue_->take(recipient.user));
       }
@@ -327,7 +316,7 @@ class LmtpSession {
     if (!delivered) {
       const base::Error& error = delivered.error();
       base::log(base::LogLevel::kWarn, "lmtp.delivery_failed",
-                {{"conn", static_cast<unsigned long long>(conn_.id())},
+                {{"conn", static_cast<unsigned long long>(conn().id())},
                  {"user", recipient.user},
                  {"code", base::to_string(error.code)},
                  {"error", error.message}});
@@ -339,7 +328,7 @@ class LmtpSession {
       co_return reply(delivery::lmtp_reply(outcome, recipient.address));
     }
     base::log(base::LogLevel::kInfo, "lmtp.delivered",
-              {{"conn", static_cast<unsigned long long>(conn_.id())},
+              {{"conn", static_cast<unsigned long long>(conn().id())},
                {"user", recipient.user},
                {"mailbox", delivered->mailbox},
                {"uid", static_cast<unsigned long long>(delivered->uid.uid)},
@@ -364,19 +353,17 @@ class LmtpSession {
     return context;
   }
 
- public:
   // Lets go of the held contexts, each on its user's strand.
-  asio::awaitable<void> finish() {
+  asio::awaitable<void> finish() override {
     while (!held_.empty()) {
       auto node = held_.extract(held_.begin());
-      co_await handler_.pool_.run(node.key(), [&node] { node.mapped().reset(); });
+      co_await pool().run(node.key(), [&node] { node.mapped().reset(); });
     }
   }
 
  private:
   LmtpHandler& handler_;
   const LmtpOptions& options_;
-  net::Connection& conn_;
   smtp::Reader reader_;
   std::string out_;  // replies not yet written
   bool greeted_ = false;
@@ -396,7 +383,8 @@ LmtpOptions lmtp_options(const config::Settings& settings) {
 
 LmtpHandler::LmtpHandler(auth::Authenticator& authenticator, session::UserRegistry& users,
                          net::StoragePool& pool, LmtpOptions options)
-    : authenticator_(authenticator),
+    : ProtocolHandler(lmtp_protocol()),
+      authenticator_(authenticator),
       users_(users),
       pool_(pool),
       options_(with_host_name(std::move(options))),
@@ -406,21 +394,7 @@ LmtpHandler::~LmtpHandler() = default;
 
 asio::awaitable<void> LmtpHandler::serve(net::Connection& connection) {
   LmtpSession session(*this, connection);
-  std::exception_ptr error;
-  try {
-    co_await session.run();
-  } catch (...) {
-    error = std::current_exception();
-  }
-  co_await session.finish();
-  if (error) {
-    std::rethrow_exception(error);  // the runtime logs it
-  }
-}
-
-asio::awaitable<void> LmtpHandler::refuse(net::Connection& connection, net::Refusal) {
-  co_await connection.write(
-      smtp::format_reply({421, "4.7.0", "Too many connections from your address"}));
+  co_await session.serve();
 }
 
 }  // namespace peregrine::lmtp

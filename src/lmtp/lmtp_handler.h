@@ -37,8 +37,8 @@
 
 #include "auth/authenticator.h"
 #include "config/config.h"
-#include "net/handler.h"
 #include "net/storage_pool.h"
+#include "service/connection_driver.h"
 #include "session/user_registry.h"
 
 namespace peregrine::delivery {
@@ -61,7 +61,7 @@ struct LmtpOptions {
 // The options [lmtp] and [limits] ask for.
 LmtpOptions lmtp_options(const config::Settings& settings);
 
-class LmtpHandler final : public net::Handler {
+class LmtpHandler final : public service::ProtocolHandler {
  public:
   // Everything referenced must outlive every connection (destroy it after
   // Runtime::wait()). `users` is the registry IMAP shares.
@@ -70,9 +70,8 @@ class LmtpHandler final : public net::Handler {
 
   ~LmtpHandler() override;
 
+  // refuse() says "421 4.7.0 Too many connections from your address".
   asio::awaitable<void> serve(net::Connection& connection) override;
-  // "421 4.7.0 Too many connections from your address".
-  asio::awaitable<void> refuse(net::Connection& connection, net::Refusal reason) override;
 
  private:
   friend class LmtpSession;

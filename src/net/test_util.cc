@@ -357,8 +357,10 @@ TestServer::TestServer(TestServerOptions options) : runtime(options.runtime) {
   bool ipv6 = options.host.find(':') != std::string::npos;
   auto endpoint = config::Endpoint{
       options.host, 0, ipv6 ? config::Endpoint::Kind::kIpv6 : config::Endpoint::Kind::kIpv4};
+  std::shared_ptr<Handler> serving =
+      options.serve_with ? options.serve_with : std::shared_ptr<Handler>(handler);
   if (options.plain) {
-    auto bound = runtime.listen({.name = "line", .endpoint = endpoint, .handler = handler});
+    auto bound = runtime.listen({.name = "line", .endpoint = endpoint, .handler = serving});
     if (!bound) {
       throw std::runtime_error(bound.error().message);
     }
@@ -366,7 +368,7 @@ TestServer::TestServer(TestServerOptions options) : runtime(options.runtime) {
   }
   if (options.implicit_tls) {
     auto bound = runtime.listen(
-        {.name = "lines", .endpoint = endpoint, .implicit_tls = true, .handler = handler});
+        {.name = "lines", .endpoint = endpoint, .implicit_tls = true, .handler = serving});
     if (!bound) {
       throw std::runtime_error(bound.error().message);
     }

@@ -125,6 +125,9 @@ class LineHandler : public Handler {
 
 // A Runtime with LineHandler listeners on 127.0.0.1, started.
 struct TestServerOptions {
+  // Serves with this handler instead of `TestServer::handler` (other
+  // libraries' tests: a protocol's own handler).
+  std::shared_ptr<Handler> serve_with;
   RuntimeOptions runtime;
   bool plain = true;                // a plain listener (port)
   bool implicit_tls = false;        // an implicit-TLS listener (tls_port)

@@ -4,13 +4,11 @@
 
 namespace peregrine::session {
 
-UserContext::UserContext(std::unique_ptr<store::UserStore> store, std::any runtime)
-    : store_(std::move(store)), runtime_(std::move(runtime)) {}
+UserContext::UserContext(std::unique_ptr<store::UserStore> store) : store_(std::move(store)) {}
 
 UserContext::~UserContext() = default;
 
-UserRegistry::UserRegistry(store::Store& store, Options options)
-    : store_(store), options_(std::move(options)) {}
+UserRegistry::UserRegistry(store::Store& store) : store_(store) {}
 
 UserRegistry::~UserRegistry() = default;
 
@@ -33,8 +31,7 @@ base::Result<std::shared_ptr<UserContext>> UserRegistry::acquire(std::string_vie
   if (!store) {
     return std::unexpected(store.error());
   }
-  std::any runtime = options_.make_runtime ? options_.make_runtime(user) : std::any{};
-  std::shared_ptr<UserContext> context(new UserContext(std::move(*store), std::move(runtime)),
+  std::shared_ptr<UserContext> context(new UserContext(std::move(*store)),
                                        [this](UserContext* c) { release(c); });
   users_.emplace(std::string(user), context);
   return context;

@@ -11,13 +11,10 @@
 // None inside a UserContext. Every call to it, to its UserStore and to what
 // its attachments hold happens serialized on the user's strand (DESIGN.md:
 // a user's store operations run on one strand; the strand key is the user
-// name). The last reference must be dropped on that strand too. The
-// `runtime` value is set once at creation and may be read from any thread.
+// name). The last reference must be dropped on that strand too.
 // UserRegistry::acquire() may be called from any thread.
 
-#include <any>
 #include <condition_variable>
-#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -32,7 +29,7 @@ namespace peregrine::session {
 
 class UserContext {
  public:
-  UserContext(std::unique_ptr<store::UserStore> store, std::any runtime);
+  explicit UserContext(std::unique_ptr<store::UserStore> store);
   ~UserContext();
   UserContext(const UserContext&) = delete;
   UserContext& operator=(const UserContext&) = delete;
@@ -51,14 +48,10 @@ class UserContext {
     return *static_cast<T*>(slot.get());
   }
 
-  // What the network layer attached at creation (e.g. the user's strand).
-  const std::any& runtime() const { return runtime_; }
-
  private:
   std::unique_ptr<store::UserStore> store_;
   // Declared after store_ so that it is destroyed first.
   std::map<std::type_index, std::shared_ptr<void>> attachments_;
-  const std::any runtime_;
 };
 
 // Hands out one UserContext per user, opening the user's store on first use
@@ -67,15 +60,8 @@ class UserContext {
 // stores open (a context being destroyed is waited for).
 class UserRegistry {
  public:
-  struct Options {
-    // Called once per new context, under the registry's lock: the value the
-    // network layer wants to find in UserContext::runtime() (its strand).
-    std::function<std::any(std::string_view user)> make_runtime;
-  };
-
   // `store` must outlive the registry and every context it handed out.
-  UserRegistry(store::Store& store, Options options);
-  explicit UserRegistry(store::Store& store) : UserRegistry(store, Options{}) {}
+  explicit UserRegistry(store::Store& store);
   ~UserRegistry();
 
   // The user's context, opening the store (at `home` when not empty) if no
@@ -90,7 +76,6 @@ class UserRegistry {
   void release(UserContext* context);
 
   store::Store& store_;
-  Options options_;
   mutable std::mutex mu_;
   std::condition_variable released_;
   std::map<std::string, std::weak_ptr<UserContext>, std::less<>> users_;  // guarded by mu_

@@ -69,19 +69,6 @@ TEST_F(UserRegistryTest, ConcurrentAcquireAndReleaseKeepOneStorePerUser) {
   EXPECT_EQ(users.open_users(), 0u);
 }
 
-TEST_F(UserRegistryTest, RuntimeIsMadeOncePerContext) {
-  int made = 0;
-  UserRegistry users(store_, {.make_runtime = [&](std::string_view user) {
-                       ++made;
-                       return std::any(std::string(user));
-                     }});
-  auto a = users.acquire("alice", "");
-  auto b = users.acquire("alice", "");
-  ASSERT_TRUE(a && b);
-  EXPECT_EQ(made, 1);
-  EXPECT_EQ(std::any_cast<std::string>((*a)->runtime()), "alice");
-}
-
 // A protocol's per-user state, recording when it goes.
 struct Counter {
   int value = 0;

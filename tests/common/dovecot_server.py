@@ -1,10 +1,16 @@
-"""A private Dovecot 2.3 on loopback for cross-checks (see
-/work/shared/DOVECOT-REFERENCE.md for the facts behind its configuration).
+"""A private Dovecot 2.3 on loopback, and the one place that writes a
+Dovecot configuration (see /work/shared/DOVECOT-REFERENCE.md for the facts
+behind it).
 
-Own base_dir, state_dir, log and instance name under a work directory;
-ssl = no; one passwd-file user with a PLAIN password; maildir storage.
-Shared by tests/mime/dovecot_crosscheck.py and tests/search/dovecot_diff.py.
-Python standard library only.
+`dovecot_conf` writes the dovecot.conf of every Dovecot this project starts:
+the cross-checks (tests/mime/dovecot_crosscheck.py, tests/search/dovecot_diff.py,
+tests/loadgen) through `Dovecot` below, and the benchmarks (bench/compare.py,
+bench/pop3_compare.py, bench/search/run.py, bench/lmtp-compare.sh). What
+differs between them is a parameter, or the `extra` text a caller appends.
+
+`Dovecot`: own base_dir, state_dir, log and instance name under a work
+directory; ssl = no; one passwd-file user with a PLAIN password; maildir
+storage. Python standard library only.
 """
 
 from __future__ import annotations
@@ -67,6 +73,69 @@ def mail_user() -> tuple[str, int, int]:
     return pw.pw_name, pw.pw_uid, pw.pw_gid
 
 
+HOST = "127.0.0.1"
+
+
+def dovecot_conf(*, header, instance, root, log, ports, passwd, scheme, uid, gid,
+                 first_valid_uid, mail, fsync=None, prefork=False, run_as=None, extra=""):
+    """A standalone loopback Dovecot 2.3 instance's dovecot.conf: Debian's
+    defaults except base_dir/state_dir under `root` (root/run, root/state),
+    ssl off and plaintext logins allowed, a passwd-file passdb and userdb
+    (`scheme`: the passwords' default scheme; mail files owned by uid/gid),
+    Maildir under `mail`/USER, and one listener per protocol in `ports`
+    ({"imap": N, "pop3": M, "lmtp": L}; implicit-TLS listeners off).
+    fsync: mail_fsync (None: Dovecot's default, optimized). prefork: the
+    high-performance login mode. run_as: (user, group) when not run as root:
+    Dovecot's internal and login users, and no chroot. `extra` is appended as
+    it is."""
+    listeners = {"imap": ("imap-login", "imap", "imaps"),
+                 "pop3": ("pop3-login", "pop3", "pop3s"), "lmtp": ("lmtp", "lmtp", None)}
+    lines = [f"# {header}", f"instance_name = {instance}", f"base_dir = {root}/run",
+             f"state_dir = {root}/state", f"log_path = {log}", f"listen = {HOST}",
+             "protocols = " + " ".join(ports), "ssl = no", "disable_plaintext_auth = no",
+             "auth_mechanisms = plain login", f"first_valid_uid = {first_valid_uid}",
+             f"mail_location = maildir:{mail}/%u", "mail_max_userip_connections = 1000"]
+    if fsync:
+        lines.append(f"mail_fsync = {fsync}")
+    if "pop3" in ports:
+        # UIDLs from UID and UIDVALIDITY, as Peregrine derives its own.
+        lines.append("pop3_uidl_format = %08Xu%08Xv")
+    if "lmtp" in ports:
+        # RCPT TO:<user@domain> reaches the passwd-file user `user`.
+        lines += ["auth_username_format = %Ln",
+                  "protocol lmtp {\n  postmaster_address = postmaster@localhost\n}"]
+    if run_as:
+        user, group = run_as
+        lines += [f"default_internal_user = {user}", f"default_internal_group = {group}",
+                  f"default_login_user = {user}", "service anvil {\n  chroot =\n}"]
+    lines.append(f"""passdb {{
+  driver = passwd-file
+  args = scheme={scheme} username_format=%u {passwd}
+}}
+userdb {{
+  driver = passwd-file
+  args = username_format=%u {passwd}
+  default_fields = uid={uid} gid={gid} home={mail}/%u
+}}""")
+    for proto, port in ports.items():
+        name, plain, tls = listeners[proto]
+        service = [f"service {name} {{"]
+        if run_as and tls:
+            service.append("  chroot =")
+        if prefork and tls:
+            # Dovecot's documented high-performance login mode: login
+            # processes are started ahead and each serves many connections,
+            # rather than one process forked per connection (the default,
+            # which here costs ~0.3 s of wall time per connection on a
+            # loaded 2-core machine).
+            service += ["  service_count = 0", f"  process_min_avail = {os.cpu_count() or 1}"]
+        service += [f"  inet_listener {plain} {{", f"    port = {port}", "  }"]
+        if tls:
+            service += [f"  inet_listener {tls} {{", "    port = 0", "  }"]
+        lines.append("\n".join(service + ["}"]))
+    return "\n".join(lines) + "\n" + extra
+
+
 class Dovecot:
     """A private Dovecot instance; stop() always ends it."""
 
@@ -82,7 +151,7 @@ class Dovecot:
         self.dir = workdir
         self.port = free_port()
         self.proc: subprocess.Popen | None = None
-        self.base_dir = workdir / "base"
+        self.base_dir = workdir / "run"  # dovecot_conf's base_dir
         self.log_path = workdir / "dovecot.log"
 
     def write_config(self) -> Path:
@@ -93,55 +162,18 @@ class Dovecot:
         passwd = self.dir / "passwd"
         passwd.write_text(f"{self.user}:{{PLAIN}}{self.password}::::::\n")
         (self.dir / "state").mkdir()
-        non_root = ""
+        run_as = None
         if os.geteuid() != 0:
-            non_root = f"""
-default_internal_user = {user}
-default_internal_group = {grp.getgrgid(gid).gr_name}
-default_login_user = {user}
-service imap-login {{
-  chroot =
-}}
-service anvil {{
-  chroot =
-}}
-"""
+            run_as = (user, grp.getgrgid(gid).gr_name)
         conf = self.dir / "dovecot.conf"
-        conf.write_text(
-            f"""# Written by tests/common/dovecot_server.py for one run.
-instance_name = peregrine-{self.name}-{os.getpid()}
-base_dir = {self.base_dir}
-state_dir = {self.dir / "state"}
-log_path = {self.log_path}
-info_log_path = {self.log_path}
-listen = 127.0.0.1
-protocols = imap
-ssl = no
-disable_plaintext_auth = no
-auth_mechanisms = plain login
-first_valid_uid = {min(uid, 1) if uid else 0}
-mail_location = maildir:{mail}/%u
-mail_save_crlf = yes
-passdb {{
-  driver = passwd-file
-  args = scheme=PLAIN username_format=%u {passwd}
-}}
-userdb {{
-  driver = passwd-file
-  args = username_format=%u {passwd}
-  default_fields = uid={uid} gid={gid} home={mail}/%u
-}}
-service imap-login {{
-  inet_listener imap {{
-    port = {self.port}
-  }}
-  inet_listener imaps {{
-    port = 0
-  }}
-}}
-{non_root}{self.extra_config}
-"""
-        )
+        conf.write_text(dovecot_conf(
+            header="Written by tests/common/dovecot_server.py for one run.",
+            instance=f"peregrine-{self.name}-{os.getpid()}", root=self.dir, log=self.log_path,
+            ports={"imap": self.port}, passwd=passwd, scheme="PLAIN", uid=uid, gid=gid,
+            first_valid_uid=min(uid, 1) if uid else 0, mail=mail, run_as=run_as,
+            # Messages saved over IMAP keep CRLF line ends in their files,
+            # as Peregrine stores them.
+            extra="mail_save_crlf = yes\n" + self.extra_config))
         return conf
 
     def start(self) -> None:

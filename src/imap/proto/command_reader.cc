@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "imap/proto/chars.h"
+#include "imap/proto/wire_string.h"
 
 namespace peregrine::imap {
 namespace {
@@ -78,21 +79,12 @@ LiteralMarker find_literal_marker(std::string_view line, bool quotes_known) {
   marker.binary = open > 0 && line[open - 1] == '~';
   marker.start = marker.binary ? open - 1 : open;
   marker.kind = LiteralMarker::Kind::kBad;
-  if (digits.empty()) {
+  std::optional<uint64_t> size = parse_number(digits);  // number: at most 2^32-1
+  if (!size) {
     return marker;
   }
-  uint64_t value = 0;
-  for (char c : digits) {
-    if (c < '0' || c > '9') {
-      return marker;
-    }
-    value = value * 10 + static_cast<uint64_t>(c - '0');
-    if (value > 0xffffffffu) {
-      return marker;
-    }
-  }
   marker.kind = LiteralMarker::Kind::kValid;
-  marker.size = value;
+  marker.size = *size;
   return marker;
 }
 

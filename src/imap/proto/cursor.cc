@@ -4,6 +4,7 @@
 
 #include "base/ascii.h"
 #include "imap/proto/chars.h"
+#include "imap/proto/wire_string.h"
 
 namespace peregrine::imap {
 namespace {
@@ -164,24 +165,19 @@ Parsed<std::optional<std::string>> Cursor::nstring(std::string_view what) {
 Parsed<uint64_t> Cursor::number(std::string_view what, uint64_t min, uint64_t max) {
   std::string_view line = cmd_->lines[seg_];
   size_t i = pos_;
-  uint64_t value = 0;
-  bool overflow = false;
   while (i < line.size() && base::is_digit(line[i])) {
-    if (!overflow) {
-      value = value * 10 + static_cast<uint64_t>(line[i] - '0');
-      overflow = value > max;
-    }
     ++i;
   }
   if (i == pos_) {
     return missing_or_invalid(*this, what);
   }
-  if (overflow || value < min) {
-    return parse_error("invalid " + std::string(what) + " " +
-                       std::string(line.substr(pos_, i - pos_)));
+  const std::string_view digits = line.substr(pos_, i - pos_);
+  std::optional<uint64_t> value = parse_number(digits, max);
+  if (!value || *value < min) {
+    return parse_error("invalid " + std::string(what) + " " + std::string(digits));
   }
   pos_ = i;
-  return value;
+  return *value;
 }
 
 }  // namespace peregrine::imap

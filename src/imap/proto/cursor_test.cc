@@ -85,7 +85,8 @@ TEST(Cursor, Literals) {
 }
 
 TEST(Cursor, Numbers) {
-  FramedCommand f = framed({"0 4294967295 4294967296 12x 9223372036854775807"});
+  FramedCommand f =
+      framed({"0 4294967295 4294967296 12x 9223372036854775807 20000000000000000000"});
   Cursor c(f);
   EXPECT_EQ(c.number("n", 1).error().message, "invalid n 0");
   EXPECT_EQ(*c.number("n"), 0u);
@@ -100,6 +101,10 @@ TEST(Cursor, Numbers) {
   c.atom();
   c.space();
   EXPECT_EQ(*c.number("n", 0, 0x7fffffffffffffffull), 0x7fffffffffffffffull);
+  c.space();
+  // Twenty digits: larger than any number64, not a value wrapped round 2^64.
+  EXPECT_EQ(c.number("n", 0, 0x7fffffffffffffffull).error().message,
+            "invalid n 20000000000000000000");
 }
 
 TEST(Cursor, MalformedCommandsAreEmpty) {

@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <charconv>
+#include <optional>
+
+#include "imap/proto/wire_string.h"
 
 namespace peregrine::imap {
 namespace {
@@ -15,17 +18,11 @@ bool parse_seq_number(std::string_view s, uint32_t& out) {
   if (s.empty() || s[0] < '1' || s[0] > '9') {
     return false;  // empty, "0", leading zero or a sign
   }
-  uint64_t value = 0;
-  for (char c : s) {
-    if (c < '0' || c > '9') {
-      return false;
-    }
-    value = value * 10 + static_cast<uint64_t>(c - '0');
-    if (value > 0xffffffffu) {
-      return false;
-    }
+  std::optional<uint64_t> value = parse_number(s);
+  if (!value) {
+    return false;
   }
-  out = static_cast<uint32_t>(value);
+  out = static_cast<uint32_t>(*value);
   return true;
 }
 

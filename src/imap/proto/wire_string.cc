@@ -37,4 +37,23 @@ void append_number(std::string& out, uint64_t n) {
   out.append(buf, end);
 }
 
+std::optional<uint64_t> parse_number(std::string_view digits, uint64_t max) {
+  if (digits.empty()) {
+    return std::nullopt;
+  }
+  uint64_t value = 0;
+  for (char c : digits) {
+    if (!base::is_digit(c)) {
+      return std::nullopt;
+    }
+    const auto digit = static_cast<uint64_t>(c - '0');
+    // value * 10 + digit <= max, checked without overflowing.
+    if (digit > max || value > (max - digit) / 10) {
+      return std::nullopt;
+    }
+    value = value * 10 + digit;
+  }
+  return value;
+}
+
 }  // namespace peregrine::imap

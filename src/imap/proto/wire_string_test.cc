@@ -24,6 +24,33 @@ TEST(WireString, Astring) {
   EXPECT_EQ(astring("a\r\nb"), "{4}\r\na\r\nb");
 }
 
+TEST(WireString, ParseNumber) {
+  struct Case {
+    std::string_view digits;
+    std::uint64_t max;
+    std::optional<std::uint64_t> value;
+  };
+  for (const Case& c : {
+           Case{"0", 0xffffffffu, 0},
+           Case{"007", 0xffffffffu, 7},
+           Case{"4294967295", 0xffffffffu, 4294967295u},
+           Case{"4294967296", 0xffffffffu, std::nullopt},
+           Case{"9223372036854775807", 0x7fffffffffffffffull, 0x7fffffffffffffffull},
+           Case{"9223372036854775808", 0x7fffffffffffffffull, std::nullopt},
+           // 2e19 wraps round 2^64 to less than 2^63 in a careless parser.
+           Case{"20000000000000000000", 0x7fffffffffffffffull, std::nullopt},
+           Case{"18446744073709551615", ~0ull, ~0ull},
+           Case{"18446744073709551616", ~0ull, std::nullopt},
+           Case{"9", 5, std::nullopt},
+           Case{"", 0xffffffffu, std::nullopt},
+           Case{"12x", 0xffffffffu, std::nullopt},
+           Case{"-1", 0xffffffffu, std::nullopt},
+           Case{"+1", 0xffffffffu, std::nullopt},
+       }) {
+    EXPECT_EQ(parse_number(c.digits, c.max), c.value) << c.digits;
+  }
+}
+
 TEST(WireString, StringsNstringsNumbers) {
   std::string out;
   append_string(out, "x");

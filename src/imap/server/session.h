@@ -41,6 +41,7 @@
 #include "config/config.h"
 #include "imap/proto/command.h"
 #include "imap/proto/command_reader.h"
+#include "session/session_io.h"
 
 namespace peregrine::auth {
 class Authenticator;
@@ -70,13 +71,6 @@ struct ServerContext {
   std::string server_version = "0.1.0";
 };
 
-struct ConnectionInfo {
-  bool tls = false;            // the connection is TLS already (implicit-TLS listener)
-  bool tls_available = false;  // STARTTLS can be offered ([tls] is configured)
-  bool loopback = false;       // the peer is 127.0.0.0/8 or ::1
-  std::string peer;            // the peer's address, for the failed-login back-off and logs
-};
-
 enum class SessionState : uint8_t { kNotAuthenticated, kAuthenticated, kSelected, kLogout };
 // How the next input line is read.
 enum class InputMode : uint8_t {
@@ -85,14 +79,11 @@ enum class InputMode : uint8_t {
   kIdle,          // IDLE: "DONE"
 };
 
-enum class SessionAction : uint8_t { kNone, kStartTls, kClose };
-
-struct Reply {
-  std::string out;                     // bytes to write, whole responses
-  std::chrono::milliseconds delay{0};  // wait this long before writing (failed login)
-  SessionAction action = SessionAction::kNone;
-  bool more = false;  // the command is not finished: call resume() after writing
-};
+// The connection's facts, the Reply of every call and its action: one
+// shape for every protocol session (session/session_io.h).
+using session::ConnectionInfo;
+using session::Reply;
+using SessionAction = session::Action;
 
 class Session {
  public:
@@ -134,7 +125,7 @@ class Session {
   InputMode input_mode() const;
   // Whether a command is unfinished (resume() pending).
   bool busy() const;
-  // The logged-in user's context (its runtime() holds the strand), or null.
+  // The logged-in user's context, or null (its user() names the strand).
   UserContext* user() const;
   const ConnectionInfo& connection() const;
 

@@ -6,13 +6,9 @@
 // is written back (its delay honoured, STARTTLS and close acted on,
 // unfinished commands resumed).
 //
-// Where session calls run: every call goes through the StoragePool, so
-// password hashing and store I/O never block an event loop. Before login a
-// session runs on a strand of its own (keyed by the connection); once
-// logged in, on its user's strand, so that all sessions of one user are
-// serialized as user_context.h requires. The user's key is what the
-// UserRegistry's make_runtime stashed: build the registry with
-// imap_registry_options().
+// Where session calls run: as service::SessionDriver says (the
+// connection's strand before login, the user's after), so that all
+// sessions of one user are serialized as user_context.h requires.
 //
 // Timeouts: autologout_unauthenticated before login, autologout after it
 // (RFC 3501 §5.4: at least 30 minutes); an IDLE lasts at most idle_timeout.
@@ -29,8 +25,8 @@
 #include "imap/proto/command_reader.h"
 #include "imap/server/session.h"
 #include "imap/server/user_context.h"
-#include "net/handler.h"
 #include "net/storage_pool.h"
+#include "service/connection_driver.h"
 
 namespace peregrine::imap {
 
@@ -46,19 +42,14 @@ struct ImapHandlerOptions {
 // The options [limits] asks for.
 ImapHandlerOptions imap_handler_options(const config::Settings& settings);
 
-// Registry options that stash each user's strand key (the user name) in
-// UserContext::runtime(), where ImapHandler finds it.
-UserRegistry::Options imap_registry_options();
-
-class ImapHandler final : public net::Handler {
+class ImapHandler final : public service::ProtocolHandler {
  public:
   // `server` and `pool` must outlive every connection (destroy them after
   // Runtime::wait()).
   ImapHandler(ServerContext& server, net::StoragePool& pool, ImapHandlerOptions options);
 
+  // refuse() says "* BYE Too many connections from your address".
   asio::awaitable<void> serve(net::Connection& connection) override;
-  // "* BYE Too many connections from your address".
-  asio::awaitable<void> refuse(net::Connection& connection, net::Refusal reason) override;
 
  private:
   ServerContext& server_;

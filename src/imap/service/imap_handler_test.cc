@@ -87,7 +87,7 @@ class ImapServiceTest : public ::testing::Test {
     store_options.data_dir = dir_ / "data";
     store_ = std::make_unique<store::maildir::MaildirStore>(store_options);
     pool_ = std::make_unique<net::StoragePool>(2);
-    users_ = std::make_unique<UserRegistry>(*store_, imap_registry_options());
+    users_ = std::make_unique<UserRegistry>(*store_);
     server_ =
         std::make_unique<ServerContext>(ServerContext{.authenticator = *authenticator_,
                                                       .users = *users_,

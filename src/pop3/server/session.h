@@ -34,6 +34,7 @@
 #include <string_view>
 
 #include "config/config.h"
+#include "session/session_io.h"
 #include "session/user_registry.h"
 
 namespace peregrine::auth {
@@ -55,22 +56,13 @@ struct ServerContext {
   std::string server_name = "Peregrine";
 };
 
-struct ConnectionInfo {
-  bool tls = false;            // the connection is TLS already (implicit-TLS listener)
-  bool tls_available = false;  // STLS can be offered ([tls] is configured)
-  bool loopback = false;       // the peer is 127.0.0.0/8 or ::1
-  std::string peer;            // the peer's address, for the login back-off and logs
-};
-
 enum class State : std::uint8_t { kAuthorization, kTransaction, kClosed };
-enum class Action : std::uint8_t { kNone, kStartTls, kClose };
 
-struct Reply {
-  std::string out;                     // bytes to write
-  std::chrono::milliseconds delay{0};  // wait this long before writing (failed login)
-  Action action = Action::kNone;
-  bool more = false;  // not finished: call resume() after writing
-};
+// The connection's facts, the Reply of every call and its action, as for
+// IMAP (session/session_io.h).
+using session::ConnectionInfo;
+using session::Reply;
+using Action = session::Action;
 
 // Bounds on what one resume() of RETR/TOP reads from the message.
 inline constexpr std::size_t kRetrChunkBytes = 128 * 1024;

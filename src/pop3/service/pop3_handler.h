@@ -6,11 +6,9 @@
 // skipped); each goes to the session and the Reply is written back (its
 // delay honoured, STLS and close acted on, RETR streamed piece by piece).
 //
-// Where session calls run: every call goes through the StoragePool, so
-// password hashing and store I/O never block an event loop. Before login
-// on a strand of the connection's own; once the password is accepted, on
-// the user's strand (the strand key is the user name, as for IMAP), so a
-// user's POP3, IMAP and LMTP work is serialized on one strand.
+// Where session calls run: as service::SessionDriver says (the
+// connection's strand before login; once the password is accepted, the
+// user's), so a user's POP3, IMAP and LMTP work is serialized on one strand.
 //
 // Timeouts: autologout_unauthenticated before login, autologout after it
 // (RFC 1939 §3: at least 10 minutes). A stopping server ends a session
@@ -25,9 +23,9 @@
 #include <cstddef>
 
 #include "config/config.h"
-#include "net/handler.h"
 #include "net/storage_pool.h"
 #include "pop3/server/session.h"
+#include "service/connection_driver.h"
 
 namespace peregrine::pop3 {
 
@@ -42,15 +40,14 @@ struct Pop3HandlerOptions {
 // The options [limits] asks for.
 Pop3HandlerOptions pop3_handler_options(const config::Settings& settings);
 
-class Pop3Handler final : public net::Handler {
+class Pop3Handler final : public service::ProtocolHandler {
  public:
   // `server` and `pool` must outlive every connection (destroy them after
   // Runtime::wait()).
   Pop3Handler(ServerContext& server, net::StoragePool& pool, Pop3HandlerOptions options);
 
+  // refuse() says "-ERR [SYS/TEMP] Too many connections from your address".
   asio::awaitable<void> serve(net::Connection& connection) override;
-  // "-ERR [SYS/TEMP] Too many connections from your address".
-  asio::awaitable<void> refuse(net::Connection& connection, net::Refusal reason) override;
 
  private:
   ServerContext& server_;

@@ -330,11 +330,9 @@ Result<void> MaildirUserStore::subscribe(std::string_view name) {
   if (!canonical) {
     return std::unexpected(canonical.error());
   }
-  auto r = index_->add_subscription(*canonical);
-  if (!r) {
-    return std::unexpected(r.error());
-  }
-  return {};
+  // False (subscribed already) is no error: SUBSCRIBE is idempotent.
+  auto added = index_->add_subscription(*canonical);
+  return added ? Result<void>{} : std::unexpected(added.error());
 }
 
 Result<void> MaildirUserStore::unsubscribe(std::string_view name) {
@@ -343,13 +341,10 @@ Result<void> MaildirUserStore::unsubscribe(std::string_view name) {
     return std::unexpected(canonical.error());
   }
   auto removed = index_->remove_subscription(*canonical);
-  if (!removed) {
-    return std::unexpected(removed.error());
-  }
-  if (!*removed) {
+  if (removed && !*removed) {
     return base::fail(MailError::kNotFound, "not subscribed to " + *canonical);
   }
-  return {};
+  return removed ? Result<void>{} : std::unexpected(removed.error());
 }
 
 Result<MailboxInfo> MaildirUserStore::status(std::string_view mailbox) {
