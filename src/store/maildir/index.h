@@ -24,7 +24,7 @@
 
 namespace peregrine::store::maildir {
 
-inline constexpr int kIndexSchemaVersion = 3;
+inline constexpr int kIndexSchemaVersion = 4;
 
 struct MailboxRow {
   std::int64_t id = 0;
