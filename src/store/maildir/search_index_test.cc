@@ -372,6 +372,19 @@ TEST(PackSearchText, RoundTrips) {
   EXPECT_EQ(back->body, t.body);
   EXPECT_FALSE(unpack_search_text(packed.substr(0, packed.size() / 2)));
   EXPECT_FALSE(unpack_search_text(""));
+  EXPECT_FALSE(unpack_search_text(std::string("\x02", 1) + "abc"));  // unknown format
+  // A length no deflate stream of this size reaches is refused before any
+  // allocation: 40 MB claimed from 10 bytes.
+  std::string huge("\x01\x00\x00\x80\x02", 5);
+  huge += std::string(10, '\0');
+  EXPECT_FALSE(unpack_search_text(huge));
+  // A 1 MB text of one byte repeated packs far below 1/1000 of its size and
+  // still unpacks: the bound is deflate's, not tighter.
+  mime::SearchText runs;
+  runs.body = std::string(1 << 20, 'a');
+  auto dense = pack_search_text(runs);
+  EXPECT_LT(dense.size() * 500, runs.body.size());
+  EXPECT_TRUE(unpack_search_text(dense));
 }
 
 }  // namespace
