@@ -20,10 +20,18 @@
 //                        ENVELOPE/BODY/BODYSTRUCTURE, SORT/THREAD keys, and
 //                        the decoded search text (for information: GMime
 //                        has no equivalent).
+//   Peregrine/Fold       fold_search_text over the search texts of the
+//                        corpus (made once, before timing): the
+//                        i;unicode-casemap folding delivery applies before
+//                        it stores a text. Bytes are search-text bytes.
+//   ICU/FullCaseFold     the same texts, ASCII lower-cased and the rest
+//                        through ICU's full case folding (the folding used
+//                        before i;unicode-casemap), for comparison.
 
 #include <benchmark/benchmark.h>
 #include <gmime/gmime.h>
 #include <iconv.h>
+#include <unicode/unistr.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -36,6 +44,7 @@
 #include <vector>
 
 #include "mime/cache_record.h"
+#include "mime/case_fold.h"
 #include "mime/envelope.h"
 #include "mime/header.h"
 #include "mime/part.h"
@@ -179,6 +188,69 @@ void BM_PeregrineAnalyze(benchmark::State& state) {
   set_counters(state);
 }
 
+// The corpus's search texts, as analyze_message makes them (unfolded).
+const std::vector<peregrine::mime::SearchText>& search_texts() {
+  static const std::vector<peregrine::mime::SearchText> texts = [] {
+    std::vector<peregrine::mime::SearchText> out;
+    for (const std::string& m : corpus().messages) {
+      out.push_back(peregrine::mime::analyze_message(m).text);
+    }
+    return out;
+  }();
+  return texts;
+}
+
+void set_text_counters(benchmark::State& state) {
+  size_t bytes = 0;
+  for (const peregrine::mime::SearchText& t : search_texts()) {
+    bytes += t.from.size() + t.to.size() + t.cc.size() + t.bcc.size() + t.subject.size() +
+             t.headers.size() + t.body.size();
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * bytes));
+  state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * search_texts().size()));
+}
+
+void BM_PeregrineFold(benchmark::State& state) {
+  const auto& texts = search_texts();
+  for (auto _ : state) {
+    for (peregrine::mime::SearchText t : texts) {
+      peregrine::mime::fold_search_text(t);
+      benchmark::DoNotOptimize(t);
+    }
+  }
+  set_text_counters(state);
+}
+
+std::string icu_full_fold(const std::string& s) {
+  if (std::all_of(s.begin(), s.end(),
+                  [](char c) { return static_cast<unsigned char>(c) < 0x80; })) {
+    std::string out = s;
+    for (char& c : out) {
+      c = (c >= 'A' && c <= 'Z') ? static_cast<char>(c + 32) : c;
+    }
+    return out;
+  }
+  icu::UnicodeString u =
+      icu::UnicodeString::fromUTF8(icu::StringPiece(s.data(), static_cast<int32_t>(s.size())));
+  u.foldCase();
+  std::string out;
+  u.toUTF8String(out);
+  return out;
+}
+
+void BM_IcuFullCaseFold(benchmark::State& state) {
+  const auto& texts = search_texts();
+  for (auto _ : state) {
+    for (peregrine::mime::SearchText t : texts) {
+      for (std::string* s : {&t.from, &t.to, &t.cc, &t.bcc, &t.subject, &t.headers, &t.body}) {
+        *s = icu_full_fold(*s);
+      }
+      benchmark::DoNotOptimize(t);
+    }
+  }
+  set_text_counters(state);
+}
+
 // Parts GMime sees in a message, counted the way count_parts() does: every
 // part, and for a message/rfc822 part also the parts of the message inside.
 void count_gmime_parts(GMimeObject* /*parent*/, GMimeObject* part, gpointer data);
@@ -234,6 +306,8 @@ void report_part_counts() {
 BENCHMARK(BM_PeregrineStructure)->Name("Peregrine/Structure")->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_GMimeStructure)->Name("GMime/Structure")->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_PeregrineAnalyze)->Name("Peregrine/Analyze")->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_PeregrineFold)->Name("Peregrine/Fold")->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_IcuFullCaseFold)->Name("ICU/FullCaseFold")->Unit(benchmark::kMillisecond);
 
 int main(int argc, char** argv) {
   benchmark::Initialize(&argc, argv);

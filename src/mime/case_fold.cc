@@ -1,24 +1,129 @@
 #include "mime/case_fold.h"
 
+#include <unicode/normalizer2.h>
+#include <unicode/uchar.h>
 #include <unicode/unistr.h>
+#include <unicode/utf16.h>
+#include <unicode/utf8.h>
 
 #include <algorithm>
+#include <array>
+#include <cstdint>
 
 #include "base/ascii.h"
 
 namespace peregrine::mime {
+namespace {
+
+// Decomposition chains are a few levels deep; the bound only keeps broken
+// Unicode data from recursing without end.
+constexpr int kMaxDepth = 16;
+
+void append_utf8(std::string& out, UChar32 c) {
+  char buf[U8_MAX_LENGTH];
+  int32_t n = 0;
+  U8_APPEND_UNSAFE(buf, n, c);
+  out.append(buf, static_cast<size_t>(n));
+}
+
+// The decomposition mappings (UnicodeData.txt field 5, canonical and
+// compatibility, Hangul included): ICU's NFKD data, one level at a time.
+const icu::Normalizer2* decompositions() {
+  static const icu::Normalizer2* nfkd = [] {
+    UErrorCode status = U_ZERO_ERROR;
+    const icu::Normalizer2* n = icu::Normalizer2::getNFKDInstance(status);
+    return U_SUCCESS(status) ? n : nullptr;
+  }();
+  return nfkd;
+}
+
+// RFC 5051 §2 step (2) on one code point, appended in the output form
+// (case_fold.h): titlecase property, then decomposition, recursively.
+void prepare(UChar32 c, int depth, std::string& out) {
+  const UChar32 title = u_totitle(c);
+  icu::UnicodeString decomposition;
+  const icu::Normalizer2* nfkd = decompositions();
+  if (depth < kMaxDepth && nfkd != nullptr && nfkd->getRawDecomposition(title, decomposition)) {
+    for (int32_t i = 0; i < decomposition.length();) {
+      const UChar32 part = decomposition.char32At(i);
+      prepare(part, depth + 1, out);
+      i += U16_LENGTH(part);
+    }
+    return;
+  }
+  if (title >= 'A' && title <= 'Z') {
+    out.push_back(static_cast<char>(title - 'A' + 'a'));
+    return;
+  }
+  append_utf8(out, title);
+}
+
+// The prepared form of every two-byte code point (U+0080..U+07FF: Latin,
+// Greek, Cyrillic, Armenian, Hebrew, Arabic...), computed once, so text in
+// those scripts costs a table lookup a character.
+class TwoByteTable {
+ public:
+  static constexpr UChar32 kFirst = 0x80;
+  static constexpr UChar32 kEnd = 0x800;
+
+  TwoByteTable() {
+    for (UChar32 c = kFirst; c < kEnd; ++c) {
+      begin_[static_cast<size_t>(c - kFirst)] = static_cast<uint32_t>(bytes_.size());
+      prepare(c, 0, bytes_);
+    }
+    begin_[static_cast<size_t>(kEnd - kFirst)] = static_cast<uint32_t>(bytes_.size());
+  }
+
+  std::string_view operator[](UChar32 c) const {
+    const auto i = static_cast<size_t>(c - kFirst);
+    return std::string_view(bytes_).substr(begin_[i], begin_[i + 1] - begin_[i]);
+  }
+
+ private:
+  std::string bytes_;
+  std::array<uint32_t, kEnd - kFirst + 1> begin_{};
+};
+
+const TwoByteTable& two_byte_table() {
+  static const TwoByteTable table;
+  return table;
+}
+
+}  // namespace
 
 std::string fold_case(std::string_view utf8) {
-  bool ascii = std::all_of(utf8.begin(), utf8.end(),
-                           [](char c) { return static_cast<unsigned char>(c) < 0x80; });
+  const bool ascii = std::all_of(utf8.begin(), utf8.end(),
+                                 [](char c) { return static_cast<unsigned char>(c) < 0x80; });
   if (ascii) {
     return base::to_lower(utf8);
   }
-  icu::UnicodeString s = icu::UnicodeString::fromUTF8(
-      icu::StringPiece(utf8.data(), static_cast<int32_t>(utf8.size())));
-  s.foldCase();
+  const TwoByteTable& table = two_byte_table();
   std::string out;
-  s.toUTF8String(out);
+  out.reserve(utf8.size() + utf8.size() / 4);
+  const auto* s = reinterpret_cast<const uint8_t*>(utf8.data());
+  const size_t n = utf8.size();
+  size_t i = 0;
+  while (i < n) {
+    const uint8_t b = s[i];
+    if (b < 0x80) {
+      out.push_back(base::ascii_lower(static_cast<char>(b)));
+      ++i;
+      continue;
+    }
+    if (b >= 0xC2 && b < 0xE0 && i + 1 < n && (s[i + 1] & 0xC0) == 0x80) {
+      out.append(table[((b & 0x1F) << 6) | (s[i + 1] & 0x3F)]);
+      i += 2;
+      continue;
+    }
+    // At most four bytes make a character: decoding from a window keeps the
+    // offsets within int32_t whatever the length of the text.
+    const auto window = static_cast<int32_t>(std::min<size_t>(n - i, U8_MAX_LENGTH));
+    int32_t used = 0;
+    UChar32 c = 0;
+    U8_NEXT(s + i, used, window, c);
+    prepare(c < 0 ? 0xFFFD : c, 0, out);
+    i += static_cast<size_t>(used);
+  }
   return out;
 }
 

@@ -480,26 +480,44 @@ bool is_field(const HeaderField& field) {
   return field.raw.size() > n && (field.raw[n] == ':' || base::is_wsp(field.raw[n]));
 }
 
+// Every line of `header`, decoded, one per line: "Name: value\n" for a
+// field, the line itself for a line that is not one.
+void append_header_text(const Header& header, std::string& out) {
+  for (const HeaderField& field : header.fields()) {
+    out.append(ensure_utf8(field.name));
+    if (is_field(field)) {
+      out.append(": ");
+      out.append(decode_header_value(field.value));
+    }
+    out.push_back('\n');
+  }
+}
+
 class SearchTextBuilder {
  public:
   SearchTextBuilder(std::string_view message, const SearchTextLimits& limits, SearchText& out)
       : msg_(message), body_(out.body, limits.max_body_bytes) {}
 
-  void walk(const Part& part) {
+  // Walks the tree below the top-level header: `part` is the root when
+  // `top`, and its header is SearchText::headers, not body text.
+  void walk(const Part& part, bool top) {
     if (body_.full()) {
       return;
+    }
+    if (!top) {
+      add_part_header(part);
     }
     switch (part.kind) {
       case PartKind::kMultipart:
         for (const Part& child : part.children) {
-          walk(child);
+          walk(child, false);
         }
         return;
       case PartKind::kMessage:
         add_file_name(part);
         if (!part.children.empty()) {
-          add_encapsulated_header(part.children[0]);
-          walk(part.children[0]);
+          // The encapsulated message's header comes in as its root's header.
+          walk(part.children[0], false);
         }
         return;
       case PartKind::kLeaf:
@@ -532,13 +550,19 @@ class SearchTextBuilder {
     }
   }
 
-  void add_encapsulated_header(const Part& message) {
-    Header header = Header::parse(range(message.header_offset, message.header_size));
-    for (std::string_view name : {"From", "To", "Cc", "Subject"}) {
-      for (const HeaderField* field : header.find_all(name)) {
-        body_.add(decode_header_value(field->value));
-      }
+  // The MIME header of a body part (RFC 2046 §5.1.1: "a set of header
+  // fields, a blank line, and a body"), or the header of an encapsulated
+  // message: part of the body of the message, so BODY and TEXT find it.
+  void add_part_header(const Part& part) {
+    if (part.header_size == 0) {
+      return;
     }
+    std::string text;
+    append_header_text(Header::parse(range(part.header_offset, part.header_size)), text);
+    while (!text.empty() && text.back() == '\n') {
+      text.pop_back();
+    }
+    body_.add(text);
   }
 
   void add_text(const Part& part) {
@@ -578,18 +602,9 @@ SearchText build_search_text(std::string_view message, const Part& root,
   if (const HeaderField* subject = header.find("Subject")) {
     out.subject = decode_header_value(subject->value);
   }
-  for (const HeaderField& field : header.fields()) {
-    if (is_field(field)) {
-      out.headers.append(ensure_utf8(field.name));
-      out.headers.append(": ");
-      out.headers.append(decode_header_value(field.value));
-    } else {
-      out.headers.append(ensure_utf8(field.name));
-    }
-    out.headers.push_back('\n');
-  }
+  append_header_text(header, out.headers);
   SearchTextBuilder builder(message, limits, out);
-  builder.walk(root);
+  builder.walk(root, true);
   return out;
 }
 

@@ -20,10 +20,11 @@ struct SearchText {
   std::string from, to, cc, bcc, subject;
   // Every field of the top-level header, one per line: "Name: decoded value\n".
   std::string headers;
-  // Text of every text/* part (text/html reduced to text), attachment file
-  // names, and the headers and text of encapsulated messages, separated by
-  // "\n". An encapsulated message adds the decoded values of its From, To,
-  // Cc and Subject fields, then its text. Bounded by
+  // The body of the message, separated by "\n": for each part below the
+  // top-level header, its MIME header (every field, decoded, as in
+  // `headers`), its file name (RFC 2231/2047 decoded) and, for text/* parts,
+  // its text (text/html reduced to text); an encapsulated message adds its
+  // whole header, then its parts the same way. Bounded by
   // SearchTextLimits::max_body_bytes (cut at a UTF-8 character boundary).
   std::string body;
 };

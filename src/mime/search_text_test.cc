@@ -159,19 +159,35 @@ TEST(SearchTextBuild, DecodesHeadersAndBody) {
   EXPECT_NE(t.headers.find("Subject: caf\xc3\xa9 menu\n"), std::string::npos) << t.headers;
   EXPECT_NE(t.headers.find("X-Folded: one two\n"), std::string::npos) << t.headers;
   EXPECT_EQ(t.headers.substr(0, 6), "From: ");
+  // The body of the message: each part's MIME header (RFC 2046 §5.1.1),
+  // decoded, then its file name and text; an attached message's whole header.
   EXPECT_EQ(t.body,
+            "Content-Type: multipart/alternative; boundary=a\n"
+            "Content-Type: text/plain; charset=iso-8859-1\n"
+            "Content-Transfer-Encoding: quoted-printable\n"
             "Le caf\xc3\xa9 est chaud.\n"
+            "Content-Type: text/html; charset=utf-8\n"
+            "Content-Transfer-Encoding: base64\n"
             "Le caf\xc3\xa9 est chaud.\n"
+            "Content-Type: application/pdf; name=\"r\xc3\xa9sum\xc3\xa9.pdf\"\n"
+            "Content-Transfer-Encoding: base64\n"
             "r\xc3\xa9sum\xc3\xa9.pdf\n"
+            "Content-Type: application/octet-stream\n"
+            "Content-Disposition: attachment; filename*=utf-8''%E2%82%AC-report.bin\n"
             "\xe2\x82\xac-report.bin\n"
-            "Eve <eve@example.com>\n"
-            "frank@example.com\n"
-            "forwarded\n"
+            "Content-Type: message/rfc822\n"
+            "From: Eve <eve@example.com>\n"
+            "To: frank@example.com\n"
+            "Subject: forwarded\n"
+            "X-Not-Indexed: hidden header\n"
             "Inner text.\n"
+            "Content-Type: text/plain; charset=x-no-such-charset\n"
             "na\xc3\xafve");
   EXPECT_EQ(t.body.find("SECRET"), std::string::npos);
   EXPECT_EQ(t.body.find("binary stuff"), std::string::npos);
-  EXPECT_EQ(t.body.find("hidden header"), std::string::npos);
+  // The parts' headers are not in the top-level header, which HEADER searches.
+  EXPECT_EQ(t.headers.find("quoted-printable"), std::string::npos);
+  EXPECT_EQ(t.headers.find("Eve"), std::string::npos);
   EXPECT_TRUE(is_valid_utf8(t.body));
   EXPECT_TRUE(is_valid_utf8(t.headers));
 }

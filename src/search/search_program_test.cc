@@ -163,8 +163,9 @@ TEST_F(EvaluateTest, AgreesWithAPlainCheckOfEachMessage) {
       body.push_back(static_cast<std::uint32_t>(i + 1));
     }
     std::string s1 = kWords[i % 12], s2 = kWords[(i * 5 + 3) % 12];
-    if (s1 == "straße" || s2 == "straße" || s1 == "strasse" || s2 == "strasse") {
-      subject.push_back(static_cast<std::uint32_t>(i + 1));  // ß folds to ss
+    if (s1 == "straße" || s2 == "straße") {
+      // ß has no titlecase mapping (RFC 5051): "strasse" is another word.
+      subject.push_back(static_cast<std::uint32_t>(i + 1));
     }
   }
   EXPECT_EQ(on[0], body);

@@ -62,6 +62,9 @@ TEST(TextMatch, UnicodeFolding) {
       "COLE normale\r\n");
   EXPECT_TRUE(text_matches(t, key(TextTarget::kSubject, "ÉCOLE")));
   EXPECT_TRUE(text_matches(t, key(TextTarget::kBody, "école")));
+  // i;unicode-casemap (RFC 5051): ß has no titlecase mapping, so it is not "ss".
+  EXPECT_TRUE(text_matches(t, key(TextTarget::kSubject, "STRAßE")));
+  EXPECT_FALSE(text_matches(t, key(TextTarget::kSubject, "strasse")));
 }
 
 TEST(TextMatch, HeaderField) {

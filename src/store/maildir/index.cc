@@ -102,6 +102,21 @@ CREATE TABLE search_purge (
 );
 DROP TRIGGER IF EXISTS search_docs_delete;
 )sql",
+    // 3 -> 4: the stored texts were folded by full case folding and lacked
+    // the parts' MIME headers; the new ones are folded by i;unicode-casemap
+    // (RFC 5051) and hold them. Old texts cannot be refolded (full folding
+    // lost what it merged), so they and the trigram index are dropped, and
+    // the open indexes every message again from its file
+    // (MaildirUserStore::index_missing_texts). The triggers go first, so the
+    // delete moves nothing to search_purge; Index::migrate creates the empty
+    // trigram index and its triggers again.
+    R"sql(
+DROP TRIGGER IF EXISTS search_docs_insert;
+DROP TRIGGER IF EXISTS search_docs_delete;
+DROP TABLE IF EXISTS search_fts;
+DELETE FROM search_purge;
+DELETE FROM search_docs;
+)sql",
 };
 static_assert(std::size(kMigrations) == kIndexSchemaVersion);
 

@@ -20,11 +20,12 @@
 #include "mime/search_text.h"
 #include "store/api/types.h"
 #include "store/api/uid_set.h"
+#include "store/maildir/search_text_pack.h"
 #include "store/maildir/sqlite.h"
 
 namespace peregrine::store::maildir {
 
-inline constexpr int kIndexSchemaVersion = 3;
+inline constexpr int kIndexSchemaVersion = 4;
 
 struct MailboxRow {
   std::int64_t id = 0;
@@ -174,12 +175,6 @@ class Index {
 // Registers peregrine_search_column(text, n) on a connection: column n (0
 // addresses and subject, 1 headers, 2 body) of a packed search text.
 base::Result<void> register_search_functions(Database& db);
-// A folded search text as search_docs stores it: a format byte, then
-// mime::serialize_search_text's bytes, zlib-compressed (format 1) or not
-// (format 0).
-std::string pack_search_text(const mime::SearchText& folded);
-// mime::serialize_search_text's bytes again; nullopt when corrupt.
-std::optional<std::string> unpack_search_text(std::string_view packed);
 
 // Keywords as the index stores them: joined by single spaces (keywords never
 // contain one).

@@ -10,7 +10,6 @@
 // docs/formats/maildir-store.md, "Full-text index".
 
 #include <sqlite3.h>
-#include <zlib.h>
 
 #include <algorithm>
 #include <cstring>
@@ -24,10 +23,6 @@ using base::Result;
 
 namespace {
 
-constexpr char kPackedRaw = 0;
-constexpr char kPackedZlib = 1;
-// Texts smaller than this are not worth compressing.
-constexpr std::size_t kCompressFrom = 128;
 // A needle gives at most this many trigrams to the query: enough to make
 // candidates rare, few enough to keep the query cheap. Candidates are
 // confirmed anyway.
@@ -178,57 +173,6 @@ std::optional<std::string> trigram_query(const TextQuery& query) {
 
 Result<void> register_search_functions(Database& db) {
   return db.create_function("peregrine_search_column", 2, search_column_fn);
-}
-
-std::string pack_search_text(const mime::SearchText& folded) {
-  std::string raw = mime::serialize_search_text(folded);
-  std::string out;
-  if (raw.size() >= kCompressFrom) {
-    uLongf bound = compressBound(raw.size());
-    out.resize(1 + 4 + bound);
-    out[0] = kPackedZlib;
-    auto n = static_cast<std::uint32_t>(raw.size());
-    for (int i = 0; i < 4; ++i) {
-      out[1 + i] = static_cast<char>((n >> (8 * i)) & 0xff);
-    }
-    uLongf written = bound;
-    if (compress2(reinterpret_cast<Bytef*>(out.data() + 5), &written,
-                  reinterpret_cast<const Bytef*>(raw.data()), raw.size(), 6) == Z_OK) {
-      out.resize(5 + written);
-      return out;
-    }
-  }
-  out.assign(1, kPackedRaw);
-  out += raw;
-  return out;
-}
-
-std::optional<std::string> unpack_search_text(std::string_view packed) {
-  if (packed.empty()) {
-    return std::nullopt;
-  }
-  if (packed[0] == kPackedRaw) {
-    return std::string(packed.substr(1));
-  }
-  if (packed[0] != kPackedZlib || packed.size() < 5) {
-    return std::nullopt;
-  }
-  std::uint32_t n = 0;
-  for (int i = 0; i < 4; ++i) {
-    n |= static_cast<std::uint32_t>(static_cast<unsigned char>(packed[1 + i])) << (8 * i);
-  }
-  // The body is bounded (mime::SearchTextLimits); anything far larger is corrupt.
-  if (n > 64u * 1024 * 1024) {
-    return std::nullopt;
-  }
-  std::string out(n, '\0');
-  uLongf size = n;
-  if (uncompress(reinterpret_cast<Bytef*>(out.data()), &size,
-                 reinterpret_cast<const Bytef*>(packed.data() + 5), packed.size() - 5) != Z_OK ||
-      size != n) {
-    return std::nullopt;
-  }
-  return out;
 }
 
 Result<void> Index::create_search_fts() { return db_->exec(kCreateFts); }

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "mime/case_fold.h"
 #include "mime/search_text.h"
 #include "store/maildir/index.h"
 #include "store/maildir/test_util.h"
@@ -40,6 +41,24 @@ void exec(const std::filesystem::path& db_path, const std::string& sql) {
       << (error ? error : "");
   sqlite3_free(error);
   sqlite3_close(db);
+}
+
+// Replaces the stored text of every message with `packed` and sets the
+// schema version, as an older build would have left the index. The triggers
+// need the server's SQL function: they are dropped (the open restores them).
+void set_stored_texts(const std::filesystem::path& db_path, const std::string& packed,
+                      int version) {
+  exec(db_path, "DROP TRIGGER search_docs_insert; DROP TRIGGER search_docs_delete;");
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(db_path.c_str(), &db), SQLITE_OK);
+  sqlite3_stmt* stmt = nullptr;
+  ASSERT_EQ(sqlite3_prepare_v2(db, "UPDATE search_docs SET text = ?1", -1, &stmt, nullptr),
+            SQLITE_OK);
+  sqlite3_bind_blob(stmt, 1, packed.data(), static_cast<int>(packed.size()), SQLITE_TRANSIENT);
+  EXPECT_EQ(sqlite3_step(stmt), SQLITE_DONE);
+  sqlite3_finalize(stmt);
+  sqlite3_close(db);
+  exec(db_path, "PRAGMA user_version = " + std::to_string(version));
 }
 
 class SearchIndexTest : public testing::StoreTest {
@@ -123,9 +142,75 @@ TEST_F(SearchIndexTest, StoredTextIsFolded) {
   ASSERT_EQ(texts->size(), 1u);
   auto text = mime::deserialize_search_text(texts->front().text);
   ASSERT_TRUE(text);
-  EXPECT_EQ(text->subject, "école");
-  EXPECT_NE(text->body.find("strasse"), std::string::npos);
-  EXPECT_EQ(candidates("INBOX", kTextAddresses, {"écol"}), std::vector<Uid>{uid});
+  // i;unicode-casemap (mime/case_fold.h): decomposed, ß kept.
+  EXPECT_EQ(text->subject,
+            "e\xCC\x81"
+            "cole");
+  EXPECT_NE(text->body.find("straße"), std::string::npos);
+  EXPECT_EQ(candidates("INBOX", kTextAddresses,
+                       {"e\xCC\x81"
+                        "col"}),
+            std::vector<Uid>{uid});
+}
+
+// A message whose text folds differently under i;unicode-casemap than under
+// full case folding, with a string only in a part's MIME header.
+const std::string kFoldedMessage =
+    "From: a@example.org\r\nSubject: old\r\nMIME-Version: 1.0\r\n"
+    "Content-Type: multipart/mixed; boundary=b\r\n\r\n"
+    "--b\r\nContent-Type: text/plain; charset=utf-8\r\n"
+    "Content-ID: <part-7f3a@example.org>\r\n\r\n"
+    "Stra\xC3\x9F"
+    "e bei Chlo\xC3\xA9\r\n--b--\r\n";
+
+// What schema 3 stored for it: full case folding (ß to ss, é precomposed),
+// no part headers.
+std::string schema3_text() {
+  mime::SearchText old;
+  old.from = "a@example.org";
+  old.subject = "old";
+  old.headers = "from: a@example.org\nsubject: old\nmime-version: 1.0\n";
+  old.body = "strasse bei chlo\xC3\xA9\r\n";
+  return pack_search_text(old);
+}
+
+std::string stored_body(UserStore& user, Uid uid) {
+  auto texts = user.search_texts("INBOX", UidSet{uid});
+  if (!texts || texts->size() != 1) {
+    return "(no text)";
+  }
+  auto text = mime::deserialize_search_text(texts->front().text);
+  return text ? text->body : "(corrupt)";
+}
+
+TEST_F(SearchIndexTest, Schema3TextsAreExtractedAgainOnUpgrade) {
+  Uid uid = append("INBOX", kFoldedMessage);
+  user_.reset();
+  set_stored_texts(db(), schema3_text(), 3);
+  reopen();
+  EXPECT_EQ(scalar(db(), "PRAGMA user_version"), kIndexSchemaVersion);
+  expect_in_step(1);
+  const std::string body = stored_body(*user_, uid);
+  EXPECT_NE(body.find(mime::fold_case("Stra\xC3\x9F"
+                                      "e bei Chloe\xCC\x81")),
+            std::string::npos)
+      << body;
+  EXPECT_NE(body.find("content-id: <part-7f3a@example.org>"), std::string::npos) << body;
+  EXPECT_EQ(candidates("INBOX", kTextBody, {mime::fold_case("STRASSE")}), std::vector<Uid>{});
+  EXPECT_EQ(candidates("INBOX", kTextBody, {mime::fold_case("stra\xC3\x9F")}),
+            std::vector<Uid>{uid});
+  EXPECT_EQ(candidates("INBOX", kTextBody, {mime::fold_case("CHLOE")}), std::vector<Uid>{uid});
+  EXPECT_EQ(candidates("INBOX", kTextBody, {"part-7f3a"}), std::vector<Uid>{uid});
+}
+
+TEST_F(SearchIndexTest, TextsOfTheCurrentSchemaAreKeptAtOpen) {
+  // The control for the test above: the same old text under the current
+  // version is not touched, so it is the upgrade that extracted it again.
+  Uid uid = append("INBOX", kFoldedMessage);
+  user_.reset();
+  set_stored_texts(db(), schema3_text(), kIndexSchemaVersion);
+  reopen();
+  EXPECT_EQ(stored_body(*user_, uid), "strasse bei chlo\xC3\xA9\r\n");
 }
 
 TEST_F(SearchIndexTest, MissingIndexIsRebuiltAtOpen) {
@@ -287,6 +372,19 @@ TEST(PackSearchText, RoundTrips) {
   EXPECT_EQ(back->body, t.body);
   EXPECT_FALSE(unpack_search_text(packed.substr(0, packed.size() / 2)));
   EXPECT_FALSE(unpack_search_text(""));
+  EXPECT_FALSE(unpack_search_text(std::string("\x02", 1) + "abc"));  // unknown format
+  // A length no deflate stream of this size reaches is refused before any
+  // allocation: 40 MB claimed from 10 bytes.
+  std::string huge("\x01\x00\x00\x80\x02", 5);
+  huge += std::string(10, '\0');
+  EXPECT_FALSE(unpack_search_text(huge));
+  // A 1 MB text of one byte repeated packs far below 1/1000 of its size and
+  // still unpacks: the bound is deflate's, not tighter.
+  mime::SearchText runs;
+  runs.body = std::string(1 << 20, 'a');
+  auto dense = pack_search_text(runs);
+  EXPECT_LT(dense.size() * 500, runs.body.size());
+  EXPECT_TRUE(unpack_search_text(dense));
 }
 
 }  // namespace
