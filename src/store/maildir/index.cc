@@ -102,6 +102,18 @@ CREATE TABLE search_purge (
 );
 DROP TRIGGER IF EXISTS search_docs_delete;
 )sql",
+    // 3 -> 4: the word index. The trigram index and its triggers go; the
+    // word index (search_fts, new columns), the vocabulary and their
+    // triggers are created by Index::create_search_fts, and Index::migrate
+    // fills them from the stored texts (search_index.cc). Nothing is left to
+    // purge from an index that no longer exists.
+    R"sql(
+DROP TRIGGER IF EXISTS search_docs_insert;
+DROP TRIGGER IF EXISTS search_docs_delete;
+DROP TABLE IF EXISTS search_fts;
+DELETE FROM search_purge;
+CREATE INDEX search_docs_by_id ON search_docs(id, mailbox_id, uid);
+)sql",
 };
 static_assert(std::size(kMigrations) == kIndexSchemaVersion);
 
@@ -229,6 +241,12 @@ Result<void> Index::migrate() {
   }
   if (auto r = create_search_fts(); !r) {
     return r;
+  }
+  if (version < 4) {
+    // The word index replaces the trigram index: index the stored texts.
+    if (auto r = rebuild_search_fts(); !r) {
+      return r;
+    }
   }
   if (auto r = db_->exec("PRAGMA user_version = " + std::to_string(kIndexSchemaVersion)); !r) {
     return r;

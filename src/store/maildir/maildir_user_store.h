@@ -71,8 +71,8 @@ class MaildirUserStore final : public UserStore {
   base::Result<void> sync() override;
   base::Result<void> sync_mailbox(std::string_view mailbox) override;
 
-  base::Result<std::optional<std::vector<Uid>>> text_candidates(std::string_view mailbox,
-                                                                const TextQuery& query) override;
+  base::Result<std::optional<TextCandidates>> text_candidates(std::string_view mailbox,
+                                                              const TextQuery& query) override;
   base::Result<std::vector<SearchTextEntry>> search_texts(std::string_view mailbox,
                                                           const UidSet& uids) override;
   base::Result<SearchIndexStats> search_index_stats() override;

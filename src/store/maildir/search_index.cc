@@ -1,12 +1,19 @@
 // The full-text index of the Maildir backend's SQLite index: each message's
-// case-folded search text, compressed, in search_docs, and a contentless
-// FTS5 table with the trigram tokenizer over it (search_fts). A trigger
-// indexes every inserted text in the inserting transaction. A deleted text
-// (expunge, mailbox deletion) is moved by another trigger to search_purge in
-// the deleting transaction and unindexed later, in bounded batches
-// (purge_search_fts): until then its trigrams may still match, but every
-// candidate is joined to a live search_docs row, and a document id is never
-// given again while its trigrams are in the index. The format is in
+// case-folded search text, compressed, in search_docs; a contentless FTS5
+// word index over it (search_fts, tokenize='ascii', one column per part of
+// the text); and the vocabulary (search_terms: every token ever indexed),
+// with a trigram index over it (search_terms_fts), so that a word fragment
+// resolves to the terms holding it and the documents holding those terms
+// are exactly the documents holding the fragment: no text is read.
+//
+// A trigger indexes every inserted text in the inserting transaction; the
+// inserting code adds the text's new tokens to the vocabulary. A deleted
+// text (expunge, mailbox deletion) is moved by another trigger to
+// search_purge in the deleting transaction and unindexed later, in bounded
+// batches (purge_search_fts): until then its tokens may still match, but
+// every hit is joined to a live search_docs row, and a document id is never
+// given again while its tokens are in the index. Terms of deleted texts stay
+// in the vocabulary (they find nothing) until a rebuild. The format is in
 // docs/formats/maildir-store.md, "Full-text index".
 
 #include <sqlite3.h>
@@ -17,6 +24,7 @@
 
 #include "store/maildir/index.h"
 #include "store/maildir/sql_util.h"
+#include "store/maildir/text_tokens.h"
 
 namespace peregrine::store::maildir {
 
@@ -28,75 +36,138 @@ constexpr char kPackedRaw = 0;
 constexpr char kPackedZlib = 1;
 // Texts smaller than this are not worth compressing.
 constexpr std::size_t kCompressFrom = 128;
-// A needle gives at most this many trigrams to the query: enough to make
-// candidates rare, few enough to keep the query cheap. Candidates are
-// confirmed anyway.
-constexpr std::size_t kMaxQueryTrigrams = 12;
+// The columns of search_fts, in the order of peregrine_search_column's n.
+constexpr std::string_view kColumnNames[] = {"addr_from", "addr_to", "addr_cc", "addr_bcc",
+                                             "subject",   "hdr",     "body"};
+constexpr int kColumnCount = 7;
+// A word fragment of a query gives at most this many trigrams to the
+// vocabulary query (terms are checked exactly afterwards).
+constexpr std::size_t kMaxTermTrigrams = 12;
+// A needle piece that matches more terms than this does not narrow the
+// query (the OR would cost more than it saves): its needle is confirmed.
+constexpr std::size_t kMaxOrTerms = 4000;
 
-// Column n of the FTS table from an unpacked text.
-std::string fts_column(const mime::SearchText& t, int n) {
+// Column n of the word index from an unpacked text.
+std::string_view fts_column(const mime::SearchText& t, int n) {
   switch (n) {
-    case 0: {
-      std::string out;
-      out.reserve(t.from.size() + t.to.size() + t.cc.size() + t.bcc.size() + t.subject.size() + 4);
-      for (const std::string* s : {&t.from, &t.to, &t.cc, &t.bcc, &t.subject}) {
-        out += *s;
-        out += '\n';
-      }
-      return out;
-    }
+    case 0:
+      return t.from;
     case 1:
+      return t.to;
+    case 2:
+      return t.cc;
+    case 3:
+      return t.bcc;
+    case 4:
+      return t.subject;
+    case 5:
       return t.headers;
     default:
       return t.body;
   }
 }
 
-// One unpacked text, kept between the calls a trigger makes for its three
-// columns of the same row, so the text is decompressed once per row.
+// One unpacked text, kept between the calls a trigger makes for the columns
+// of the same row (and the vocabulary update after it), so the text is
+// decompressed once per row.
 struct UnpackCache {
   std::string packed;
   mime::SearchText text;
 };
 thread_local UnpackCache unpack_cache;
 
-void search_column_fn(sqlite3_context* ctx, int, sqlite3_value** argv) {
-  const void* data = sqlite3_value_blob(argv[0]);
-  int size = sqlite3_value_bytes(argv[0]);
-  int column = sqlite3_value_int(argv[1]);
-  std::string_view packed(static_cast<const char*>(data), data == nullptr ? 0 : size);
+// The unpacked text of `packed`, through the cache; nullptr when corrupt.
+const mime::SearchText* unpacked(std::string_view packed) {
   UnpackCache& cache = unpack_cache;
   if (cache.packed != packed) {
     auto bytes = unpack_search_text(packed);
     auto text = bytes ? mime::deserialize_search_text(*bytes) : std::nullopt;
     if (!text) {
-      sqlite3_result_error(ctx, "corrupt search text", -1);
-      return;
+      cache.packed.clear();
+      return nullptr;
     }
     cache.packed.assign(packed);
     cache.text = std::move(*text);
   }
-  std::string out = fts_column(cache.text, column);
+  return &cache.text;
+}
+
+void search_column_fn(sqlite3_context* ctx, int, sqlite3_value** argv) {
+  const void* data = sqlite3_value_blob(argv[0]);
+  int size = sqlite3_value_bytes(argv[0]);
+  int column = sqlite3_value_int(argv[1]);
+  std::string_view packed(static_cast<const char*>(data), data == nullptr ? 0 : size);
+  const mime::SearchText* text = unpacked(packed);
+  if (text == nullptr) {
+    sqlite3_result_error(ctx, "corrupt search text", -1);
+    return;
+  }
+  std::string_view out = fts_column(*text, column);
   sqlite3_result_text64(ctx, out.data(), out.size(), SQLITE_TRANSIENT, SQLITE_UTF8);
 }
 
-constexpr std::string_view kCreateFts = R"sql(
-CREATE VIRTUAL TABLE IF NOT EXISTS search_fts USING fts5(
-  addr, hdr, body, content='', detail=column, tokenize='trigram case_sensitive 1');
-CREATE TRIGGER IF NOT EXISTS search_docs_insert AFTER INSERT ON search_docs BEGIN
-  INSERT INTO search_fts (rowid, addr, hdr, body) VALUES (new.id,
-    peregrine_search_column(new.text, 0), peregrine_search_column(new.text, 1),
-    peregrine_search_column(new.text, 2));
-END;
-CREATE TRIGGER IF NOT EXISTS search_docs_delete AFTER DELETE ON search_docs BEGIN
-  INSERT INTO search_purge (id, text) VALUES (old.id, old.text);
-END;
-)sql";
+// "addr_from, addr_to, ..., body", each name prefixed by `prefix`.
+std::string column_list(std::string_view prefix = {}) {
+  std::string out;
+  for (std::string_view name : kColumnNames) {
+    if (!out.empty()) {
+      out += ", ";
+    }
+    out += prefix;
+    out += name;
+  }
+  return out;
+}
+
+// "peregrine_search_column(<text>, 0), ..." for every column.
+std::string column_values(std::string_view text) {
+  std::string out;
+  for (int n = 0; n < kColumnCount; ++n) {
+    if (n > 0) {
+      out += ", ";
+    }
+    out += "peregrine_search_column(";
+    out += text;
+    out += ", ";
+    out += std::to_string(n);
+    out += ")";
+  }
+  return out;
+}
+
+std::string create_fts_sql() {
+  std::string out =
+      "CREATE VIRTUAL TABLE IF NOT EXISTS search_fts USING fts5(" + column_list() +
+      ", content='', detail=column, tokenize='ascii');\n"
+      "CREATE TABLE IF NOT EXISTS search_terms (id INTEGER PRIMARY KEY, term TEXT NOT NULL "
+      "UNIQUE);\n"
+      // The terms FTS5 cut (kMaxTokenBytes): a fragment may lie past the cut.
+      "CREATE INDEX IF NOT EXISTS search_terms_long ON search_terms(id) WHERE "
+      "length(CAST(term AS BLOB)) >= 32768;\n"
+      "CREATE VIRTUAL TABLE IF NOT EXISTS search_terms_fts USING fts5(term, "
+      "content='search_terms', content_rowid='id', detail=none, "
+      "tokenize='trigram case_sensitive 1');\n"
+      "CREATE TRIGGER IF NOT EXISTS search_docs_insert AFTER INSERT ON search_docs BEGIN\n"
+      "  INSERT INTO search_fts (rowid, " +
+      column_list() + ") VALUES (new.id, " + column_values("new.text") +
+      ");\n"
+      "END;\n"
+      "CREATE TRIGGER IF NOT EXISTS search_docs_delete AFTER DELETE ON search_docs BEGIN\n"
+      "  INSERT INTO search_purge (id, text) VALUES (old.id, old.text);\n"
+      "END;\n"
+      "CREATE TRIGGER IF NOT EXISTS search_terms_insert AFTER INSERT ON search_terms BEGIN\n"
+      "  INSERT INTO search_terms_fts (rowid, term) VALUES (new.id, new.term);\n"
+      "END;\n";
+  return out;
+}
 
 constexpr std::string_view kDropFts = R"sql(
 DROP TRIGGER IF EXISTS search_docs_insert;
 DROP TRIGGER IF EXISTS search_docs_delete;
+DROP TRIGGER IF EXISTS search_terms_insert;
 DROP TABLE IF EXISTS search_fts;
+DROP TABLE IF EXISTS search_terms_fts;
+DROP TABLE IF EXISTS search_terms;
 )sql";
 
 // The UTF-8 characters of `s` (each a view of its bytes).
@@ -113,65 +184,52 @@ std::vector<std::string_view> characters(std::string_view s) {
   return out;
 }
 
-// The FTS5 query that finds the rows holding every trigram of every needle
-// (each trigram a quoted one-token string), or nullopt when no needle is as
-// long as a trigram.
-std::optional<std::string> trigram_query(const TextQuery& query) {
-  std::vector<std::string> trigrams;
-  for (const std::string& needle : query.needles) {
-    if (needle.find('\0') != std::string::npos) {
-      return std::nullopt;
+// The trigram query on search_terms_fts for terms that may hold `piece`
+// (at least three characters): the AND of up to kMaxTermTrigrams of its
+// trigrams, spread over it, first and last included.
+std::string term_trigram_query(std::string_view piece) {
+  auto chars = characters(piece);
+  std::vector<std::string> all;
+  for (std::size_t i = 0; i + 3 <= chars.size(); ++i) {
+    std::string t;
+    for (std::size_t k = 0; k < 3; ++k) {
+      t += chars[i + k];
     }
-    auto chars = characters(needle);
-    if (chars.size() < 3) {
-      continue;  // no trigram: it cannot narrow, the others still do
-    }
-    std::vector<std::string> all;
-    for (std::size_t i = 0; i + 3 <= chars.size(); ++i) {
-      std::string t;
-      for (std::size_t k = 0; k < 3; ++k) {
-        t += chars[i + k];
-      }
-      all.push_back(std::move(t));
-    }
-    // Spread the chosen trigrams over the needle, first and last included.
-    std::size_t take = std::min(all.size(), kMaxQueryTrigrams);
-    for (std::size_t k = 0; k < take; ++k) {
-      std::size_t at = take == 1 ? 0 : k * (all.size() - 1) / (take - 1);
-      trigrams.push_back(all[at]);
-    }
+    all.push_back(std::move(t));
   }
-  std::sort(trigrams.begin(), trigrams.end());
-  trigrams.erase(std::unique(trigrams.begin(), trigrams.end()), trigrams.end());
-  if (trigrams.empty()) {
-    return std::nullopt;
+  std::size_t take = std::min(all.size(), kMaxTermTrigrams);
+  std::vector<std::string> chosen;
+  for (std::size_t k = 0; k < take; ++k) {
+    chosen.push_back(all[take == 1 ? 0 : k * (all.size() - 1) / (take - 1)]);
   }
-  std::string out = "{";
-  if (query.columns & kTextAddresses) {
-    out += " addr";
-  }
-  if (query.columns & kTextHeaders) {
-    out += " hdr";
-  }
-  if (query.columns & kTextBody) {
-    out += " body";
-  }
-  out += " } : (";
-  for (std::size_t i = 0; i < trigrams.size(); ++i) {
-    if (i > 0) {
+  std::sort(chosen.begin(), chosen.end());
+  chosen.erase(std::unique(chosen.begin(), chosen.end()), chosen.end());
+  std::string out;
+  for (const std::string& t : chosen) {
+    if (!out.empty()) {
       out += " AND ";
     }
-    out += '"';
-    for (char c : trigrams[i]) {
-      out += c;
-      if (c == '"') {
-        out += '"';
-      }
-    }
-    out += '"';
+    out += fts5_string(t);
   }
-  out += ")";
   return out;
+}
+
+bool has_ascii_upper(std::string_view s) {
+  return std::any_of(s.begin(), s.end(), [](char c) { return c >= 'A' && c <= 'Z'; });
+}
+
+std::string ascii_lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) {
+    if (c >= 'A' && c <= 'Z') {
+      c = static_cast<char>(c - 'A' + 'a');
+    }
+  }
+  return out;
+}
+
+bool ends_with(std::string_view s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
 }
 
 }  // namespace
@@ -231,22 +289,50 @@ std::optional<std::string> unpack_search_text(std::string_view packed) {
   return out;
 }
 
-Result<void> Index::create_search_fts() { return db_->exec(kCreateFts); }
+Result<void> Index::create_search_fts() { return db_->exec(create_fts_sql()); }
 
 namespace {
 
-// The id of a new search_docs row: above every id still in the trigram
-// index, pending purges included, so that no new text shares a rowid with
-// an old one's trigrams.
+// The id of a new search_docs row: above every id still in the word index,
+// pending purges included, so that no new text shares a rowid with an old
+// one's tokens.
 constexpr std::string_view kNextDocId =
     "(SELECT max((SELECT coalesce(max(id), 0) FROM search_docs), "
     "(SELECT coalesce(max(id), 0) FROM search_purge)) + 1)";
 
 // Deletes the text of (mailbox, uid) through the delete trigger (a REPLACE
-// would not fire it), so its trigrams are purged.
+// would not fire it), so its tokens are purged.
 Result<void> delete_search_text(Database& db, std::int64_t mailbox_id, Uid uid) {
   return run(db, "DELETE FROM search_docs WHERE mailbox_id = ?1 AND uid = ?2",
              [&](Statement& s) { s.bind(1, mailbox_id).bind(2, uid); });
+}
+
+// Adds the tokens of `packed` that the vocabulary lacks.
+Result<void> add_terms(Database& db, std::string_view packed) {
+  const mime::SearchText* text = unpacked(packed);
+  if (text == nullptr) {
+    return base::fail(base::MailError::kInternal, "index: corrupt search text");
+  }
+  std::vector<std::string_view> columns;
+  for (int n = 0; n < kColumnCount; ++n) {
+    columns.push_back(fts_column(*text, n));
+  }
+  for (const std::string& term : distinct_tokens(columns)) {
+    if (auto r = run(db, "INSERT OR IGNORE INTO search_terms (term) VALUES (?1)",
+                     [&](Statement& s) { s.bind_text(1, term); });
+        !r) {
+      return r;
+    }
+  }
+  return {};
+}
+
+// Fills the vocabulary with every term of the word index (after a rebuild).
+Result<void> fill_terms(Database& db) {
+  return db.exec(
+      "CREATE VIRTUAL TABLE temp.search_fts_vocab USING fts5vocab(main, search_fts, row);\n"
+      "INSERT OR IGNORE INTO search_terms (term) SELECT term FROM temp.search_fts_vocab;\n"
+      "DROP TABLE temp.search_fts_vocab;");
 }
 
 }  // namespace
@@ -255,10 +341,14 @@ Result<void> Index::insert_search_text(std::int64_t mailbox_id, Uid uid, std::st
   if (auto r = delete_search_text(*db_, mailbox_id, uid); !r) {
     return r;
   }
-  return run(*db_,
-             sql("INSERT INTO search_docs (id, mailbox_id, uid, text) VALUES (", kNextDocId,
-                 ", ?1, ?2, ?3)"),
-             [&](Statement& s) { s.bind(1, mailbox_id).bind(2, uid).bind_blob(3, packed); });
+  if (auto r = run(*db_,
+                   sql("INSERT INTO search_docs (id, mailbox_id, uid, text) VALUES (", kNextDocId,
+                       ", ?1, ?2, ?3)"),
+                   [&](Statement& s) { s.bind(1, mailbox_id).bind(2, uid).bind_blob(3, packed); });
+      !r) {
+    return r;
+  }
+  return add_terms(*db_, packed);
 }
 
 Result<void> Index::copy_search_text(std::int64_t from_mailbox, Uid from_uid,
@@ -266,6 +356,7 @@ Result<void> Index::copy_search_text(std::int64_t from_mailbox, Uid from_uid,
   if (auto r = delete_search_text(*db_, to_mailbox, to_uid); !r) {
     return r;
   }
+  // The copied text's terms are in the vocabulary already.
   return run(*db_,
              sql("INSERT INTO search_docs (id, mailbox_id, uid, text) SELECT ", kNextDocId,
                  ", ?3, ?4, text FROM search_docs WHERE mailbox_id = ?1 AND uid = ?2"),
@@ -287,9 +378,9 @@ Result<std::size_t> Index::purge_search_fts(std::size_t limit) {
   }
   const std::int64_t last = ids->back();
   if (auto r = run(*db_,
-                   "INSERT INTO search_fts (search_fts, rowid, addr, hdr, body) SELECT 'delete', "
-                   "id, peregrine_search_column(text, 0), peregrine_search_column(text, 1), "
-                   "peregrine_search_column(text, 2) FROM search_purge WHERE id <= ?1",
+                   "INSERT INTO search_fts (search_fts, rowid, " + column_list() +
+                       ") SELECT 'delete', id, " + column_values("text") +
+                       " FROM search_purge WHERE id <= ?1",
                    [&](Statement& s) { s.bind(1, last); });
       !r) {
     return std::unexpected(r.error());
@@ -311,25 +402,203 @@ Result<void> Index::move_search_text(std::int64_t from_mailbox, Uid from_uid,
              });
 }
 
-Result<std::optional<std::vector<Uid>>> Index::text_candidates(std::int64_t mailbox_id,
-                                                               const TextQuery& query) {
-  auto match = trigram_query(query);
-  if (!match || query.columns == 0) {
-    return std::optional<std::vector<Uid>>();
+namespace {
+
+// How a needle piece must lie in a term of the vocabulary.
+enum class TermMatch { kContains, kSuffix };
+
+// The terms of the vocabulary that hold `piece` (kContains) or end with it
+// (kSuffix); nullopt when there are more than kMaxOrTerms.
+Result<std::optional<std::vector<std::string>>> matching_terms(Database& db, std::string_view piece,
+                                                               TermMatch how) {
+  std::vector<std::string> out;
+  bool too_many = false;
+  auto keep = [&](std::string_view term) {
+    bool ok = how == TermMatch::kSuffix ? ends_with(term, piece)
+                                        : term.find(piece) != std::string_view::npos;
+    if (ok) {
+      if (out.size() == kMaxOrTerms) {
+        too_many = true;
+        return;
+      }
+      out.emplace_back(term);
+    }
+  };
+  const bool trigrams = characters(piece).size() >= 3;
+  auto s = trigrams
+               ? db.prepare("SELECT term FROM search_terms_fts WHERE search_terms_fts MATCH ?1")
+               // Too short for a trigram: scan the vocabulary.
+               : db.prepare("SELECT term FROM search_terms WHERE instr(term, ?1) > 0");
+  if (!s) {
+    return std::unexpected(s.error());
+  }
+  if (trigrams) {
+    s->bind_text(1, term_trigram_query(piece));
+  } else {
+    s->bind_text(1, piece);
+  }
+  while (!too_many) {
+    auto row = s->step();
+    if (!row) {
+      return std::unexpected(row.error());
+    }
+    if (!*row) {
+      break;
+    }
+    keep(s->column_text(0));
+  }
+  if (too_many) {
+    return std::optional<std::vector<std::string>>();
+  }
+  return std::optional<std::vector<std::string>>(std::move(out));
+}
+
+// The terms FTS5 cut at kMaxTokenBytes (a needle may lie past the cut).
+Result<std::vector<std::string>> cut_terms(Database& db) {
+  return collect<std::string>(
+      db, "SELECT term FROM search_terms WHERE length(CAST(term AS BLOB)) >= 32768",
+      [](Statement&) {}, [](const Statement& s) { return std::string(s.column_text(0)); });
+}
+
+std::string or_of(const std::vector<std::string>& terms) {
+  std::string out = "(";
+  for (std::size_t i = 0; i < terms.size(); ++i) {
+    if (i > 0) {
+      out += " OR ";
+    }
+    out += fts5_string(terms[i]);
+  }
+  out += ")";
+  return out;
+}
+
+// The word-index query for a TextQuery: a column filter over the AND of one
+// expression per needle piece that narrows. Sets `exact` when the documents
+// it finds are exactly those holding the (single) needle.
+struct WordQuery {
+  std::string match;   // empty: nothing narrows
+  bool empty = false;  // some piece matches no term: no document qualifies
+  bool exact = false;
+};
+
+Result<WordQuery> word_query(Database& db, const TextQuery& query) {
+  WordQuery out;
+  std::vector<std::string> parts;
+  // Exact when the one needle is one run of token bytes that the vocabulary
+  // can be searched for as it is.
+  bool exact = query.needles.size() == 1;
+  std::optional<std::vector<std::string>> cut;
+  for (const std::string& raw : query.needles) {
+    if (has_ascii_upper(raw)) {
+      exact = false;  // terms are ASCII-lowercase: the lookup is only a filter
+    }
+    const std::string needle = ascii_lower(raw);
+    auto pieces = needle_pieces(needle);
+    if (pieces.size() != 1 || pieces[0].starts_token || pieces[0].ends_token) {
+      exact = false;
+    }
+    for (const NeedlePiece& piece : pieces) {
+      if (piece.text.size() >= kMaxTokenBytes) {
+        exact = false;
+        continue;  // longer than any term
+      }
+      if (piece.starts_token) {
+        // The whole term, or its prefix.
+        parts.push_back(fts5_string(piece.text) + (piece.ends_token ? "" : " *"));
+        continue;
+      }
+      auto terms = matching_terms(db, piece.text,
+                                  piece.ends_token ? TermMatch::kSuffix : TermMatch::kContains);
+      if (!terms) {
+        return std::unexpected(terms.error());
+      }
+      if (!*terms) {
+        exact = false;
+        continue;  // too common to narrow
+      }
+      if (!cut) {
+        auto c = cut_terms(db);
+        if (!c) {
+          return std::unexpected(c.error());
+        }
+        cut = std::move(*c);
+      }
+      for (const std::string& t : *cut) {
+        if (std::find((*terms)->begin(), (*terms)->end(), t) == (*terms)->end()) {
+          (*terms)->push_back(t);
+          exact = false;
+        }
+      }
+      if ((*terms)->empty()) {
+        out.empty = true;
+        out.exact = exact;
+        return out;
+      }
+      parts.push_back(or_of(**terms));
+    }
+  }
+  if (parts.empty()) {
+    return out;
+  }
+  std::string match = "{";
+  for (int n = 0; n < kColumnCount; ++n) {
+    if (query.columns & (1u << n)) {
+      match += ' ';
+      match += kColumnNames[n];
+    }
+  }
+  match += " } : (";
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    if (i > 0) {
+      match += " AND ";
+    }
+    match += parts[i];
+  }
+  match += ")";
+  out.match = std::move(match);
+  out.exact = exact;
+  return out;
+}
+
+}  // namespace
+
+Result<std::optional<TextCandidates>> Index::text_candidates(std::int64_t mailbox_id,
+                                                             const TextQuery& query) {
+  if (query.columns == 0 || (query.columns >> kColumnCount) != 0) {
+    return std::optional<TextCandidates>();
+  }
+  for (const std::string& needle : query.needles) {
+    if (needle.find('\0') != std::string::npos) {
+      return std::optional<TextCandidates>();
+    }
+  }
+  auto words = word_query(*db_, query);
+  if (!words) {
+    return std::unexpected(words.error());
+  }
+  TextCandidates out;
+  out.exact = words->exact;
+  if (words->empty) {
+    return std::optional<TextCandidates>(std::move(out));
+  }
+  if (words->match.empty()) {
+    return std::optional<TextCandidates>();
   }
   auto uids = collect<Uid>(
       *db_,
       // CROSS JOIN keeps this order: one full-text query, then a lookup per
-      // hit (the other order would run the full-text query once per row).
-      "SELECT d.uid FROM search_fts CROSS JOIN search_docs d ON d.id = search_fts.rowid "
-      "WHERE search_fts MATCH ?1 AND d.mailbox_id = ?2",
-      [&](Statement& s) { s.bind_text(1, *match).bind(2, mailbox_id); },
+      // hit in the narrow (id, mailbox_id, uid) index rather than the table
+      // of texts.
+      "SELECT d.uid FROM search_fts CROSS JOIN search_docs d INDEXED BY search_docs_by_id "
+      "ON d.id = search_fts.rowid WHERE search_fts MATCH ?1 AND d.mailbox_id = ?2",
+      [&](Statement& s) { s.bind_text(1, words->match).bind(2, mailbox_id); },
       [](const Statement& s) { return static_cast<Uid>(s.column_int(0)); });
   if (!uids) {
     return std::unexpected(uids.error());
   }
   std::sort(uids->begin(), uids->end());
-  return std::optional<std::vector<Uid>>(std::move(*uids));
+  out.uids = std::move(*uids);
+  return std::optional<TextCandidates>(std::move(out));
 }
 
 Result<std::vector<SearchTextEntry>> Index::search_texts(std::int64_t mailbox_id,
@@ -371,40 +640,47 @@ Result<SearchIndexStats> Index::search_stats() {
   }
   stats.messages = static_cast<std::uint64_t>(counts->front().first);
   stats.mail_bytes = static_cast<std::uint64_t>(counts->front().second);
-  auto indexed = collect<std::int64_t>(
-      *db_, "SELECT count(*) FROM search_docs", [](Statement&) {},
-      [](const Statement& s) { return s.column_int(0); });
-  if (!indexed) {
-    return std::unexpected(indexed.error());
+  auto count = [&](std::string_view text) -> Result<std::uint64_t> {
+    auto rows = collect<std::int64_t>(
+        *db_, text, [](Statement&) {}, [](const Statement& s) { return s.column_int(0); });
+    if (!rows) {
+      return std::unexpected(rows.error());
+    }
+    return static_cast<std::uint64_t>(rows->front());
+  };
+  auto indexed = count("SELECT count(*) FROM search_docs");
+  auto pending = count("SELECT count(*) FROM search_purge");
+  auto text = count(
+      "SELECT coalesce(sum(pgsize), 0) FROM dbstat WHERE name IN ('search_docs', "
+      "'search_purge', 'search_docs_by_id', 'sqlite_autoindex_search_docs_1')");
+  auto words = count("SELECT coalesce(sum(pgsize), 0) FROM dbstat WHERE name LIKE 'search_fts_%'");
+  auto terms = count(
+      "SELECT coalesce(sum(pgsize), 0) FROM dbstat WHERE name LIKE 'search_terms%' OR name = "
+      "'sqlite_autoindex_search_terms_1'");
+  for (const auto* r : {&indexed, &pending, &text, &words, &terms}) {
+    if (!*r) {
+      return std::unexpected(r->error());
+    }
   }
-  stats.indexed = static_cast<std::uint64_t>(indexed->front());
-  auto pending = collect<std::int64_t>(
-      *db_, "SELECT count(*) FROM search_purge", [](Statement&) {},
-      [](const Statement& s) { return s.column_int(0); });
-  if (!pending) {
-    return std::unexpected(pending.error());
-  }
-  stats.pending_purge = static_cast<std::uint64_t>(pending->front());
-  auto bytes = collect<std::int64_t>(
-      *db_,
-      "SELECT coalesce(sum(pgsize), 0) FROM dbstat WHERE name LIKE 'search_%' "
-      "OR name = 'sqlite_autoindex_search_docs_1'",
-      [](Statement&) {}, [](const Statement& s) { return s.column_int(0); });
-  if (!bytes) {
-    return std::unexpected(bytes.error());
-  }
-  stats.index_bytes = static_cast<std::uint64_t>(bytes->front());
+  stats.indexed = *indexed;
+  stats.pending_purge = *pending;
+  stats.text_bytes = *text;
+  stats.words_bytes = *words;
+  stats.terms_bytes = *terms;
+  stats.index_bytes = *text + *words + *terms;
   return stats;
 }
 
 Result<bool> Index::search_fts_healthy() {
   auto exists = collect<std::int64_t>(
-      *db_, "SELECT count(*) FROM sqlite_schema WHERE name IN ('search_fts', 'search_fts_docsize')",
+      *db_,
+      "SELECT count(*) FROM sqlite_schema WHERE name IN ('search_fts', 'search_fts_docsize', "
+      "'search_terms', 'search_terms_fts')",
       [](Statement&) {}, [](const Statement& s) { return s.column_int(0); });
   if (!exists) {
     return std::unexpected(exists.error());
   }
-  if (exists->front() != 2) {
+  if (exists->front() != 4) {
     return false;
   }
   auto same = collect<std::int64_t>(
@@ -419,9 +695,10 @@ Result<bool> Index::search_fts_healthy() {
   if (same->front() == 0) {
     return false;
   }
-  // The first and the last document must be found by a trigram of their
-  // own text: this catches an index whose pages were damaged or lost, which
-  // FTS5 may otherwise read as "no match" without an error.
+  // The first and the last document must be found by a token of their own
+  // text, and that token by a trigram of it in the vocabulary: this catches
+  // an index whose pages were damaged or lost, which FTS5 may otherwise read
+  // as "no match" without an error.
   for (std::string_view order : {"ASC", "DESC"}) {
     auto docs = collect<std::pair<std::int64_t, std::string>>(
         *db_, sql("SELECT id, text FROM search_docs ORDER BY id ", order, " LIMIT 1"),
@@ -440,25 +717,33 @@ Result<bool> Index::search_fts_healthy() {
     if (!text) {
       return false;
     }
-    for (int column = 0; column < 3; ++column) {
-      std::string value = fts_column(*text, column);
-      auto chars = characters(value);
-      if (chars.size() < 3) {
-        continue;
-      }
-      TextQuery probe;
-      probe.columns = static_cast<TextColumns>(1u << column);
-      probe.needles = {std::string(chars[0]) + std::string(chars[1]) + std::string(chars[2])};
-      auto match = trigram_query(probe);
-      if (!match) {
+    for (int column = 0; column < kColumnCount; ++column) {
+      std::string first;
+      std::string scratch;
+      for_each_token(fts_column(*text, column), scratch, [&](std::string_view token) {
+        if (first.empty()) {
+          first.assign(token);
+        }
+      });
+      if (first.empty()) {
         continue;
       }
       auto found = collect<std::int64_t>(
           *db_, "SELECT count(*) FROM search_fts WHERE search_fts MATCH ?1 AND rowid = ?2",
-          [&](Statement& s) { s.bind_text(1, *match).bind(2, docs->front().first); },
+          [&](Statement& s) {
+            s.bind_text(1, sql("{ ", kColumnNames[column], " } : ") + fts5_string(first))
+                .bind(2, docs->front().first);
+          },
           [](const Statement& s) { return s.column_int(0); });
       if (!found || found->front() != 1) {
         return false;
+      }
+      if (characters(first).size() >= 3) {
+        auto terms = matching_terms(*db_, first, TermMatch::kSuffix);
+        if (!terms ||
+            (*terms && std::find((*terms)->begin(), (*terms)->end(), first) == (*terms)->end())) {
+          return false;
+        }
       }
       break;
     }
@@ -477,10 +762,12 @@ Result<void> Index::rebuild_search_fts() {
   if (auto r = create_search_fts(); !r) {
     return r;
   }
-  return db_->exec(
-      "INSERT INTO search_fts (rowid, addr, hdr, body) SELECT id, "
-      "peregrine_search_column(text, 0), peregrine_search_column(text, 1), "
-      "peregrine_search_column(text, 2) FROM search_docs");
+  if (auto r = db_->exec("INSERT INTO search_fts (rowid, " + column_list() + ") SELECT id, " +
+                         column_values("text") + " FROM search_docs");
+      !r) {
+    return r;
+  }
+  return fill_terms(*db_);
 }
 
 Result<void> Index::clear_search_index() {

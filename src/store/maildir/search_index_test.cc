@@ -63,14 +63,26 @@ class SearchIndexTest : public testing::StoreTest {
     ASSERT_TRUE(user_->expunge(mailbox));
   }
 
-  std::optional<std::vector<Uid>> candidates(std::string_view mailbox, TextColumns columns,
-                                             std::vector<std::string> needles) {
+  std::optional<TextCandidates> answer(std::string_view mailbox, TextColumns columns,
+                                       std::vector<std::string> needles) {
     TextQuery q;
     q.columns = columns;
     q.needles = std::move(needles);
     auto r = user_->text_candidates(mailbox, q);
     EXPECT_TRUE(r) << r.error().message;
     return r ? *r : std::nullopt;
+  }
+
+  std::optional<std::vector<Uid>> candidates(std::string_view mailbox, TextColumns columns,
+                                             std::vector<std::string> needles) {
+    auto r = answer(mailbox, columns, std::move(needles));
+    return r ? std::optional(r->uids) : std::nullopt;
+  }
+
+  // Whether the index says its answer is exact.
+  bool exact(std::string_view mailbox, TextColumns columns, std::vector<std::string> needles) {
+    auto r = answer(mailbox, columns, std::move(needles));
+    return r && r->exact;
   }
 };
 
@@ -99,21 +111,80 @@ TEST_F(SearchIndexTest, EveryChangeKeepsTheIndexInStep) {
   expect_in_step(2);
   ASSERT_TRUE(user_->rename_mailbox("INBOX", "Old"));
   expect_in_step(2);
-  EXPECT_EQ(candidates("Old", kTextAddresses, {"two"}), std::vector<Uid>{2});
+  EXPECT_EQ(candidates("Old", kTextSubject, {"two"}), std::vector<Uid>{2});
 }
 
 TEST_F(SearchIndexTest, CandidatesByColumnAndNeedleLength) {
   append("INBOX", message("Quarterly report", "Body mentions widgets.\r\n"));
   append("INBOX", message("Lunch", "About the quarterly numbers.\r\n"));
-  EXPECT_EQ(candidates("INBOX", kTextAddresses, {"quarterly"}), std::vector<Uid>{1});
+  EXPECT_EQ(candidates("INBOX", kTextSubject, {"quarterly"}), std::vector<Uid>{1});
+  EXPECT_EQ(candidates("INBOX", kTextFrom | kTextTo, {"quarterly"}), std::vector<Uid>{});
   EXPECT_EQ(candidates("INBOX", kTextBody, {"quarterly"}), std::vector<Uid>{2});
   EXPECT_EQ(candidates("INBOX", kTextHeaders | kTextBody, {"quarterly"}), (std::vector<Uid>{1, 2}));
   // Every needle must be there.
   EXPECT_EQ(candidates("INBOX", kTextHeaders, {"subject:", "lunch"}), std::vector<Uid>{2});
-  // Too short for trigrams: no narrowing.
-  EXPECT_EQ(candidates("INBOX", kTextBody, {"qu"}), std::nullopt);
+  // Shorter than a trigram: the vocabulary is scanned.
+  EXPECT_EQ(candidates("INBOX", kTextBody, {"qu"}), std::vector<Uid>{2});
   // Quotes in a needle are data, not query syntax.
   EXPECT_EQ(candidates("INBOX", kTextBody, {"\"x\" OR y"}), std::vector<Uid>{});
+  EXPECT_EQ(candidates("INBOX", kTextBody, {"\"quarterly"}), std::vector<Uid>{2});
+}
+
+TEST_F(SearchIndexTest, OneWordFragmentIsAnsweredExactly) {
+  append("INBOX", message("Quarterly report", "Body mentions widgets, reports.\r\n"));
+  append("INBOX", message("Lunch", "About the quarterly numbers.\r\n"));
+  append("INBOX", message("Widget", "widgetry and more\r\n"));
+  // A fragment inside a word: the terms holding it, their documents.
+  EXPECT_EQ(candidates("INBOX", kTextBody, {"idget"}), (std::vector<Uid>{1, 3}));
+  EXPECT_TRUE(exact("INBOX", kTextBody, {"idget"}));
+  EXPECT_EQ(candidates("INBOX", kTextBody, {"eport"}), std::vector<Uid>{1});
+  EXPECT_EQ(candidates("INBOX", kTextBody, {"nothere"}), std::vector<Uid>{});
+  EXPECT_TRUE(exact("INBOX", kTextBody, {"nothere"}));
+  EXPECT_TRUE(exact("INBOX", kTextBody, {"qu"}));
+  // A separator makes the answer candidates to confirm: "s, r" lies across
+  // two tokens (a term ending in "s", then one starting with "r").
+  EXPECT_EQ(candidates("INBOX", kTextBody, {"s, r"}), std::vector<Uid>{1});
+  EXPECT_FALSE(exact("INBOX", kTextBody, {"s, r"}));
+  EXPECT_EQ(candidates("INBOX", kTextBody, {"ets, rep"}), std::vector<Uid>{1});
+  EXPECT_EQ(candidates("INBOX", kTextBody, {"the quarterl"}), std::vector<Uid>{2});
+  EXPECT_EQ(candidates("INBOX", kTextBody, {"he quarterly numbers"}), std::vector<Uid>{2});
+  EXPECT_EQ(candidates("INBOX", kTextBody, {"quarterly report"}), std::vector<Uid>{});
+  // Two needles (HEADER): never exact.
+  EXPECT_FALSE(exact("INBOX", kTextHeaders, {"subject:", "lunch"}));
+  // Upper-case ASCII in a needle (the terms are lower-case): a filter only.
+  EXPECT_EQ(candidates("INBOX", kTextBody, {"Widget"}), (std::vector<Uid>{1, 3}));
+  EXPECT_FALSE(exact("INBOX", kTextBody, {"Widget"}));
+  // Only separators: nothing to narrow with.
+  EXPECT_EQ(candidates("INBOX", kTextBody, {", "}), std::nullopt);
+}
+
+TEST_F(SearchIndexTest, VocabularyHoldsEveryIndexedTerm) {
+  append("INBOX", message("Quarterly report", "Body mentions widgets, Reports.\r\n"));
+  append("INBOX", message("Caf\xc3\xa9 =?utf-8?q?=C3=89COLE?=", "na\xc3\xafve x_y 42\r\n"));
+  ASSERT_TRUE(user_->copy("INBOX", UidSet{1}, "Archive"));
+  // Every term of the word index, as FTS5 tokenized the texts, is in the
+  // vocabulary the store filled with its own tokenizer.
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(this->db().c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db, "CREATE VIRTUAL TABLE temp.v USING fts5vocab(main, search_fts, row)",
+                         nullptr, nullptr, nullptr),
+            SQLITE_OK);
+  auto count = [&](const char* sql) {
+    sqlite3_stmt* stmt = nullptr;
+    std::int64_t n = -1;
+    if (sqlite3_prepare_v2(db, sql, -1, &stmt, nullptr) == SQLITE_OK &&
+        sqlite3_step(stmt) == SQLITE_ROW) {
+      n = sqlite3_column_int64(stmt, 0);
+    }
+    sqlite3_finalize(stmt);
+    return n;
+  };
+  EXPECT_GT(count("SELECT count(*) FROM temp.v"), 10);
+  EXPECT_EQ(count("SELECT count(*) FROM (SELECT term FROM temp.v EXCEPT "
+                  "SELECT term FROM search_terms)"),
+            0);
+  EXPECT_EQ(count("SELECT count(*) FROM search_terms WHERE term = 'na\xc3\xafve'"), 1);
+  sqlite3_close(db);
 }
 
 TEST_F(SearchIndexTest, StoredTextIsFolded) {
@@ -125,7 +196,7 @@ TEST_F(SearchIndexTest, StoredTextIsFolded) {
   ASSERT_TRUE(text);
   EXPECT_EQ(text->subject, "école");
   EXPECT_NE(text->body.find("strasse"), std::string::npos);
-  EXPECT_EQ(candidates("INBOX", kTextAddresses, {"écol"}), std::vector<Uid>{uid});
+  EXPECT_EQ(candidates("INBOX", kTextSubject, {"écol"}), std::vector<Uid>{uid});
 }
 
 TEST_F(SearchIndexTest, MissingIndexIsRebuiltAtOpen) {
