@@ -4,7 +4,7 @@
 // the input (A-Z folded); the distinct tokens are sorted and unique; a
 // needle's pieces are its runs of token bytes in order, and a piece starts
 // (ends) a token exactly when a separator precedes (follows) it; an FTS5
-// string round-trips. See tests/fuzz/README.md.
+// string round-trips; encoding capitals keeps the number of tokens. See tests/fuzz/README.md.
 
 #include <cstddef>
 #include <cstdint>
@@ -71,6 +71,15 @@ void run(std::string_view input) {
   for (std::size_t i = pos; i < input.size(); ++i) {
     check(!is_token_byte(static_cast<unsigned char>(input[i])), "only separators after");
   }
+
+  // Encoding capitals keeps the token boundaries and removes every A-Z.
+  std::string encoded = encode_capitals(input);
+  check(!has_capitals(encoded), "no capitals after encoding");
+  std::size_t before = 0;
+  std::size_t after = 0;
+  for_each_token(input, scratch, [&](std::string_view) { ++before; });
+  for_each_token(encoded, scratch, [&](std::string_view) { ++after; });
+  check(before == after, "encoding keeps the tokens");
 
   std::string quoted = fts5_string(input);
   check(quoted.size() >= 2 && quoted.front() == '"' && quoted.back() == '"', "quoted");

@@ -25,6 +25,7 @@
 #include "store/maildir/index.h"
 #include "store/maildir/sql_util.h"
 #include "store/maildir/text_tokens.h"
+#include "store/maildir/word_query.h"
 
 namespace peregrine::store::maildir {
 
@@ -36,17 +37,6 @@ constexpr char kPackedRaw = 0;
 constexpr char kPackedZlib = 1;
 // Texts smaller than this are not worth compressing.
 constexpr std::size_t kCompressFrom = 128;
-// The columns of search_fts, in the order of peregrine_search_column's n.
-constexpr std::string_view kColumnNames[] = {"addr_from", "addr_to", "addr_cc", "addr_bcc",
-                                             "subject",   "hdr",     "body"};
-constexpr int kColumnCount = 7;
-// A word fragment of a query gives at most this many trigrams to the
-// vocabulary query (terms are checked exactly afterwards).
-constexpr std::size_t kMaxTermTrigrams = 12;
-// A needle piece that matches more terms than this does not narrow the
-// query (the OR would cost more than it saves): its needle is confirmed.
-constexpr std::size_t kMaxOrTerms = 4000;
-
 // Column n of the word index from an unpacked text.
 std::string_view fts_column(const mime::SearchText& t, int n) {
   switch (n) {
@@ -103,6 +93,11 @@ void search_column_fn(sqlite3_context* ctx, int, sqlite3_value** argv) {
     return;
   }
   std::string_view out = fts_column(*text, column);
+  if (has_capitals(out)) {
+    std::string encoded = encode_capitals(out);
+    sqlite3_result_text64(ctx, encoded.data(), encoded.size(), SQLITE_TRANSIENT, SQLITE_UTF8);
+    return;
+  }
   sqlite3_result_text64(ctx, out.data(), out.size(), SQLITE_TRANSIENT, SQLITE_UTF8);
 }
 
@@ -145,7 +140,7 @@ std::string create_fts_sql() {
       "CREATE INDEX IF NOT EXISTS search_terms_long ON search_terms(id) WHERE "
       "length(CAST(term AS BLOB)) >= 32768;\n"
       "CREATE VIRTUAL TABLE IF NOT EXISTS search_terms_fts USING fts5(term, "
-      "content='search_terms', content_rowid='id', detail=none, "
+      "content='search_terms', content_rowid='id', detail=none, columnsize=0, "
       "tokenize='trigram case_sensitive 1');\n"
       "CREATE TRIGGER IF NOT EXISTS search_docs_insert AFTER INSERT ON search_docs BEGIN\n"
       "  INSERT INTO search_fts (rowid, " +
@@ -169,68 +164,6 @@ DROP TABLE IF EXISTS search_fts;
 DROP TABLE IF EXISTS search_terms_fts;
 DROP TABLE IF EXISTS search_terms;
 )sql";
-
-// The UTF-8 characters of `s` (each a view of its bytes).
-std::vector<std::string_view> characters(std::string_view s) {
-  std::vector<std::string_view> out;
-  std::size_t i = 0;
-  while (i < s.size()) {
-    auto c = static_cast<unsigned char>(s[i]);
-    std::size_t n = c < 0x80 ? 1 : c < 0xE0 ? 2 : c < 0xF0 ? 3 : 4;
-    n = std::min(n, s.size() - i);
-    out.push_back(s.substr(i, n));
-    i += n;
-  }
-  return out;
-}
-
-// The trigram query on search_terms_fts for terms that may hold `piece`
-// (at least three characters): the AND of up to kMaxTermTrigrams of its
-// trigrams, spread over it, first and last included.
-std::string term_trigram_query(std::string_view piece) {
-  auto chars = characters(piece);
-  std::vector<std::string> all;
-  for (std::size_t i = 0; i + 3 <= chars.size(); ++i) {
-    std::string t;
-    for (std::size_t k = 0; k < 3; ++k) {
-      t += chars[i + k];
-    }
-    all.push_back(std::move(t));
-  }
-  std::size_t take = std::min(all.size(), kMaxTermTrigrams);
-  std::vector<std::string> chosen;
-  for (std::size_t k = 0; k < take; ++k) {
-    chosen.push_back(all[take == 1 ? 0 : k * (all.size() - 1) / (take - 1)]);
-  }
-  std::sort(chosen.begin(), chosen.end());
-  chosen.erase(std::unique(chosen.begin(), chosen.end()), chosen.end());
-  std::string out;
-  for (const std::string& t : chosen) {
-    if (!out.empty()) {
-      out += " AND ";
-    }
-    out += fts5_string(t);
-  }
-  return out;
-}
-
-bool has_ascii_upper(std::string_view s) {
-  return std::any_of(s.begin(), s.end(), [](char c) { return c >= 'A' && c <= 'Z'; });
-}
-
-std::string ascii_lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) {
-    if (c >= 'A' && c <= 'Z') {
-      c = static_cast<char>(c - 'A' + 'a');
-    }
-  }
-  return out;
-}
-
-bool ends_with(std::string_view s, std::string_view suffix) {
-  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
-}
 
 }  // namespace
 
@@ -313,9 +246,15 @@ Result<void> add_terms(Database& db, std::string_view packed) {
   if (text == nullptr) {
     return base::fail(base::MailError::kInternal, "index: corrupt search text");
   }
+  std::vector<std::string> encoded;  // the columns with capitals, encoded
   std::vector<std::string_view> columns;
   for (int n = 0; n < kColumnCount; ++n) {
-    columns.push_back(fts_column(*text, n));
+    std::string_view column = fts_column(*text, n);
+    if (has_capitals(column)) {
+      encoded.push_back(encode_capitals(column));
+      column = encoded.back();
+    }
+    columns.push_back(column);
   }
   for (const std::string& term : distinct_tokens(columns)) {
     if (auto r = run(db, "INSERT OR IGNORE INTO search_terms (term) VALUES (?1)",
@@ -401,166 +340,6 @@ Result<void> Index::move_search_text(std::int64_t from_mailbox, Uid from_uid,
                s.bind(1, from_mailbox).bind(2, from_uid).bind(3, to_mailbox).bind(4, to_uid);
              });
 }
-
-namespace {
-
-// How a needle piece must lie in a term of the vocabulary.
-enum class TermMatch { kContains, kSuffix };
-
-// The terms of the vocabulary that hold `piece` (kContains) or end with it
-// (kSuffix); nullopt when there are more than kMaxOrTerms.
-Result<std::optional<std::vector<std::string>>> matching_terms(Database& db, std::string_view piece,
-                                                               TermMatch how) {
-  std::vector<std::string> out;
-  bool too_many = false;
-  auto keep = [&](std::string_view term) {
-    bool ok = how == TermMatch::kSuffix ? ends_with(term, piece)
-                                        : term.find(piece) != std::string_view::npos;
-    if (ok) {
-      if (out.size() == kMaxOrTerms) {
-        too_many = true;
-        return;
-      }
-      out.emplace_back(term);
-    }
-  };
-  const bool trigrams = characters(piece).size() >= 3;
-  auto s = trigrams
-               ? db.prepare("SELECT term FROM search_terms_fts WHERE search_terms_fts MATCH ?1")
-               // Too short for a trigram: scan the vocabulary.
-               : db.prepare("SELECT term FROM search_terms WHERE instr(term, ?1) > 0");
-  if (!s) {
-    return std::unexpected(s.error());
-  }
-  if (trigrams) {
-    s->bind_text(1, term_trigram_query(piece));
-  } else {
-    s->bind_text(1, piece);
-  }
-  while (!too_many) {
-    auto row = s->step();
-    if (!row) {
-      return std::unexpected(row.error());
-    }
-    if (!*row) {
-      break;
-    }
-    keep(s->column_text(0));
-  }
-  if (too_many) {
-    return std::optional<std::vector<std::string>>();
-  }
-  return std::optional<std::vector<std::string>>(std::move(out));
-}
-
-// The terms FTS5 cut at kMaxTokenBytes (a needle may lie past the cut).
-Result<std::vector<std::string>> cut_terms(Database& db) {
-  return collect<std::string>(
-      db, "SELECT term FROM search_terms WHERE length(CAST(term AS BLOB)) >= 32768",
-      [](Statement&) {}, [](const Statement& s) { return std::string(s.column_text(0)); });
-}
-
-std::string or_of(const std::vector<std::string>& terms) {
-  std::string out = "(";
-  for (std::size_t i = 0; i < terms.size(); ++i) {
-    if (i > 0) {
-      out += " OR ";
-    }
-    out += fts5_string(terms[i]);
-  }
-  out += ")";
-  return out;
-}
-
-// The word-index query for a TextQuery: a column filter over the AND of one
-// expression per needle piece that narrows. Sets `exact` when the documents
-// it finds are exactly those holding the (single) needle.
-struct WordQuery {
-  std::string match;   // empty: nothing narrows
-  bool empty = false;  // some piece matches no term: no document qualifies
-  bool exact = false;
-};
-
-Result<WordQuery> word_query(Database& db, const TextQuery& query) {
-  WordQuery out;
-  std::vector<std::string> parts;
-  // Exact when the one needle is one run of token bytes that the vocabulary
-  // can be searched for as it is.
-  bool exact = query.needles.size() == 1;
-  std::optional<std::vector<std::string>> cut;
-  for (const std::string& raw : query.needles) {
-    if (has_ascii_upper(raw)) {
-      exact = false;  // terms are ASCII-lowercase: the lookup is only a filter
-    }
-    const std::string needle = ascii_lower(raw);
-    auto pieces = needle_pieces(needle);
-    if (pieces.size() != 1 || pieces[0].starts_token || pieces[0].ends_token) {
-      exact = false;
-    }
-    for (const NeedlePiece& piece : pieces) {
-      if (piece.text.size() >= kMaxTokenBytes) {
-        exact = false;
-        continue;  // longer than any term
-      }
-      if (piece.starts_token) {
-        // The whole term, or its prefix.
-        parts.push_back(fts5_string(piece.text) + (piece.ends_token ? "" : " *"));
-        continue;
-      }
-      auto terms = matching_terms(db, piece.text,
-                                  piece.ends_token ? TermMatch::kSuffix : TermMatch::kContains);
-      if (!terms) {
-        return std::unexpected(terms.error());
-      }
-      if (!*terms) {
-        exact = false;
-        continue;  // too common to narrow
-      }
-      if (!cut) {
-        auto c = cut_terms(db);
-        if (!c) {
-          return std::unexpected(c.error());
-        }
-        cut = std::move(*c);
-      }
-      for (const std::string& t : *cut) {
-        if (std::find((*terms)->begin(), (*terms)->end(), t) == (*terms)->end()) {
-          (*terms)->push_back(t);
-          exact = false;
-        }
-      }
-      if ((*terms)->empty()) {
-        out.empty = true;
-        out.exact = exact;
-        return out;
-      }
-      parts.push_back(or_of(**terms));
-    }
-  }
-  if (parts.empty()) {
-    return out;
-  }
-  std::string match = "{";
-  for (int n = 0; n < kColumnCount; ++n) {
-    if (query.columns & (1u << n)) {
-      match += ' ';
-      match += kColumnNames[n];
-    }
-  }
-  match += " } : (";
-  for (std::size_t i = 0; i < parts.size(); ++i) {
-    if (i > 0) {
-      match += " AND ";
-    }
-    match += parts[i];
-  }
-  match += ")";
-  out.match = std::move(match);
-  out.exact = exact;
-  return out;
-}
-
-}  // namespace
 
 Result<std::optional<TextCandidates>> Index::text_candidates(std::int64_t mailbox_id,
                                                              const TextQuery& query) {
@@ -720,11 +499,12 @@ Result<bool> Index::search_fts_healthy() {
     for (int column = 0; column < kColumnCount; ++column) {
       std::string first;
       std::string scratch;
-      for_each_token(fts_column(*text, column), scratch, [&](std::string_view token) {
-        if (first.empty()) {
-          first.assign(token);
-        }
-      });
+      for_each_token(encode_capitals(fts_column(*text, column)), scratch,
+                     [&](std::string_view token) {
+                       if (first.empty()) {
+                         first.assign(token);
+                       }
+                     });
       if (first.empty()) {
         continue;
       }

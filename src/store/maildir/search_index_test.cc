@@ -151,9 +151,10 @@ TEST_F(SearchIndexTest, OneWordFragmentIsAnsweredExactly) {
   EXPECT_EQ(candidates("INBOX", kTextBody, {"quarterly report"}), std::vector<Uid>{});
   // Two needles (HEADER): never exact.
   EXPECT_FALSE(exact("INBOX", kTextHeaders, {"subject:", "lunch"}));
-  // Upper-case ASCII in a needle (the terms are lower-case): a filter only.
-  EXPECT_EQ(candidates("INBOX", kTextBody, {"Widget"}), (std::vector<Uid>{1, 3}));
-  EXPECT_FALSE(exact("INBOX", kTextBody, {"Widget"}));
+  // The stored texts are folded to lower case: a needle with a capital
+  // (which the fold would never give) finds nothing, exactly.
+  EXPECT_EQ(candidates("INBOX", kTextBody, {"Widget"}), std::vector<Uid>{});
+  EXPECT_TRUE(exact("INBOX", kTextBody, {"Widget"}));
   // Only separators: nothing to narrow with.
   EXPECT_EQ(candidates("INBOX", kTextBody, {", "}), std::nullopt);
 }
@@ -197,6 +198,75 @@ TEST_F(SearchIndexTest, StoredTextIsFolded) {
   EXPECT_EQ(text->subject, "école");
   EXPECT_NE(text->body.find("strasse"), std::string::npos);
   EXPECT_EQ(candidates("INBOX", kTextSubject, {"écol"}), std::vector<Uid>{uid});
+}
+
+// A fold may give ASCII capitals (FTS5's tokenizer would fold them away):
+// the index keeps them apart, so the answer stays exact and case-exact.
+TEST(SearchIndexCapitals, CapitalsInFoldedTextStayDistinct) {
+  testing::TempDir tmp("search-capitals");
+  auto index = Index::open(tmp.path() / "index.sqlite", 1000);
+  ASSERT_TRUE(index) << index.error().message;
+  MailboxRow box;
+  box.name = "INBOX";
+  box.uidvalidity = 1;
+  auto id = (*index)->insert_mailbox(box);
+  ASSERT_TRUE(id);
+  const std::vector<std::string> bodies = {"MiGRATION plan", "migration plan", "Migration plan"};
+  for (std::size_t i = 0; i < bodies.size(); ++i) {
+    MessageRow row;
+    row.meta.uid = static_cast<Uid>(i + 1);
+    row.base_name = "m" + std::to_string(i);
+    row.file_name = row.base_name + ":2,";
+    ASSERT_TRUE((*index)->insert_message(*id, row, std::nullopt));
+    mime::SearchText text;
+    text.body = bodies[i];
+    ASSERT_TRUE((*index)->insert_search_text(*id, row.meta.uid, pack_search_text(text)));
+  }
+  auto ask = [&](const std::string& needle) {
+    TextQuery q;
+    q.columns = kTextBody;
+    q.needles = {needle};
+    auto r = (*index)->text_candidates(*id, q);
+    EXPECT_TRUE(r && *r && (*r)->exact) << needle << (r ? "" : r.error().message);
+    return r && *r ? (*r)->uids : std::vector<Uid>{99};
+  };
+  EXPECT_EQ(ask("GRATIO"), std::vector<Uid>{1});
+  EXPECT_EQ(ask("gratio"), (std::vector<Uid>{2, 3}));
+  EXPECT_EQ(ask("Migr"), std::vector<Uid>{3});
+  EXPECT_EQ(ask("igr"), (std::vector<Uid>{2, 3}));
+  EXPECT_EQ(ask("MIGRATION"), std::vector<Uid>{});
+  EXPECT_EQ(ask("plan"), (std::vector<Uid>{1, 2, 3}));
+  // Rebuilt from the stored texts (the vocabulary then comes from FTS5's
+  // own terms), the answers are the same.
+  ASSERT_TRUE((*index)->rebuild_search_fts());
+  EXPECT_EQ(ask("GRATIO"), std::vector<Uid>{1});
+  EXPECT_EQ(ask("Migr"), std::vector<Uid>{3});
+  auto healthy = (*index)->search_fts_healthy();
+  EXPECT_TRUE(healthy && *healthy);
+}
+
+TEST_F(SearchIndexTest, SchemaThreeIsMigratedToTheWordIndex) {
+  append("INBOX", message("alpha", "findme please\r\n"));
+  append("INBOX", message("beta", "nothing to find\r\n"));
+  user_.reset();
+  // The index as schema 3 left it: the trigram table and its triggers, a
+  // pending purge, no word index, vocabulary or hit index.
+  exec(db(),
+       "DROP TRIGGER search_docs_insert; DROP TRIGGER search_docs_delete; "
+       "DROP TRIGGER search_terms_insert; DROP TABLE search_fts; DROP TABLE search_terms_fts; "
+       "DROP TABLE search_terms; DROP INDEX search_docs_by_id; "
+       "CREATE VIRTUAL TABLE search_fts USING fts5(addr, hdr, body, content='', "
+       "detail=column, tokenize='trigram case_sensitive 1'); "
+       "INSERT INTO search_purge (id, text) VALUES (99, x'00'); "
+       "PRAGMA user_version = 3;");
+  reopen();
+  EXPECT_EQ(scalar(db(), "PRAGMA user_version"), 4);
+  EXPECT_EQ(scalar(db(), "SELECT count(*) FROM search_purge"), 0);
+  expect_in_step(2);
+  EXPECT_EQ(candidates("INBOX", kTextBody, {"indm"}), std::vector<Uid>{1});
+  EXPECT_TRUE(exact("INBOX", kTextBody, {"indm"}));
+  EXPECT_EQ(candidates("INBOX", kTextSubject, {"bet"}), std::vector<Uid>{2});
+  EXPECT_GT(scalar(db(), "SELECT count(*) FROM search_terms"), 5);
 }
 
 TEST_F(SearchIndexTest, MissingIndexIsRebuiltAtOpen) {

@@ -15,6 +15,24 @@ std::vector<std::string> distinct_tokens(const std::vector<std::string_view>& te
   return out;
 }
 
+bool has_capitals(std::string_view text) {
+  return std::any_of(text.begin(), text.end(), [](char c) { return c >= 'A' && c <= 'Z'; });
+}
+
+std::string encode_capitals(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (char c : text) {
+    if (c >= 'A' && c <= 'Z') {
+      out += '\xff';
+      out += static_cast<char>(c - 'A' + 'a');
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
 std::vector<NeedlePiece> needle_pieces(std::string_view needle) {
   std::vector<NeedlePiece> out;
   std::size_t i = 0;

@@ -59,6 +59,15 @@ void for_each_token(std::string_view text, std::string& scratch, Fn&& fn) {
 // The distinct tokens of `texts`, sorted.
 std::vector<std::string> distinct_tokens(const std::vector<std::string_view>& texts);
 
+// The text with every ASCII capital written as the byte 0xFF followed by its
+// lower-case letter. FTS5's ascii tokenizer folds A-Z, which would make the
+// index blind to a difference the case-folded text keeps (a fold may map
+// ASCII letters to capitals); 0xFF never occurs in UTF-8 and is a token
+// byte, so this keeps token boundaries and loses nothing. Texts and needles
+// both go through it before they meet the index.
+std::string encode_capitals(std::string_view text);
+bool has_capitals(std::string_view text);
+
 // A maximal run of token bytes of a search needle, with what the needle says
 // about the token it must lie in: `starts_token` when a separator precedes it
 // in the needle (so in the text the token starts with it), `ends_token` when
