@@ -47,7 +47,8 @@ class Client:
     """A minimal pipelining IMAP client on a socket."""
 
     def __init__(self, port: int):
-        self.sock = socket.create_connection((HOST, port), timeout=600)
+        # Loading 100,000 messages at the first SELECT takes long on a busy machine.
+        self.sock = socket.create_connection((HOST, port), timeout=7200)
         self.buf = b""
         self.n = 0
         self.readline()  # greeting

@@ -14,6 +14,7 @@
 #include <string_view>
 #include <vector>
 
+#include "base/ascii.h"
 #include "store/maildir/text_tokens.h"
 
 namespace peregrine::store::maildir {
@@ -26,18 +27,8 @@ void check(bool ok, const char* what) {
   }
 }
 
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) {
-    if (c >= 'A' && c <= 'Z') {
-      c = static_cast<char>(c - 'A' + 'a');
-    }
-  }
-  return out;
-}
-
 void run(std::string_view input) {
-  const std::string folded = lower(input);
+  const std::string folded = base::to_lower(input);
   std::string scratch;
   std::size_t from = 0;
   for_each_token(input, scratch, [&](std::string_view token) {
