@@ -239,7 +239,7 @@ struct SearchIndexStats {
   std::uint64_t index_bytes = 0;    // on disk: the three parts below together
   std::uint64_t text_bytes = 0;     //   the stored texts (and those awaiting purge)
   std::uint64_t words_bytes = 0;    //   the word index over them
-  std::uint64_t terms_bytes = 0;    //   the vocabulary and its trigram index
+  std::uint64_t terms_bytes = 0;    //   the vocabulary and the trigram index over it
   std::uint64_t mail_bytes = 0;     // the messages' sizes
   std::uint64_t pending_purge = 0;  // deleted texts not yet removed from the word index
 };

@@ -145,12 +145,12 @@ class MaildirUserStore final : public UserStore {
   base::Result<void> rename_inbox(std::string_view to);
 
   // ---- search.cc ----
-  // At open, with the index on: rebuilds a missing or damaged trigram index
+  // At open, with the index on: rebuilds a missing or damaged word index
   // from the stored texts, then indexes the messages that have no text yet.
   base::Result<void> check_search_index();
   // At open, with the index on or off: unindexes every deleted text still
   // pending (search_purge), in batches of one transaction each; rebuilds the
-  // trigram index if a pending text cannot be read.
+  // word index if a pending text cannot be read.
   base::Result<void> purge_search_index();
   // Stores and indexes the text of every message that has none, reading the
   // message files, in batches of one transaction each.
