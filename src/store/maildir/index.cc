@@ -112,7 +112,6 @@ DROP TRIGGER IF EXISTS search_docs_insert;
 DROP TRIGGER IF EXISTS search_docs_delete;
 DROP TABLE IF EXISTS search_fts;
 DELETE FROM search_purge;
-CREATE INDEX search_docs_by_id ON search_docs(id, mailbox_id, uid);
 )sql",
 };
 static_assert(std::size(kMigrations) == kIndexSchemaVersion);

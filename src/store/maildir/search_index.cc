@@ -134,6 +134,8 @@ std::string create_fts_sql() {
   std::string out =
       "CREATE VIRTUAL TABLE IF NOT EXISTS search_fts USING fts5(" + column_list() +
       ", content='', detail=column, tokenize='ascii');\n"
+      // A hit's document id -> its mailbox's UID, read without the texts.
+      "CREATE INDEX IF NOT EXISTS search_docs_by_mailbox ON search_docs(mailbox_id, id, uid);\n"
       "CREATE TABLE IF NOT EXISTS search_terms (id INTEGER PRIMARY KEY, term TEXT NOT NULL "
       "UNIQUE);\n"
       // The terms FTS5 cut (kMaxTokenBytes): a fragment may lie past the cut.
@@ -341,6 +343,70 @@ Result<void> Index::move_search_text(std::int64_t from_mailbox, Uid from_uid,
              });
 }
 
+namespace {
+
+// Up to this many hits are mapped to UIDs one lookup each; more, by one
+// scan of the mailbox's (id, uid) pairs merged with the hits (at 100,000
+// messages the scan costs about what 10,000 lookups do).
+constexpr std::size_t kLookupHits = 4096;
+
+// The UIDs of the documents `ids` (ascending) that are live texts of the
+// mailbox, through the narrow search_docs_by_mailbox index.
+Result<std::vector<Uid>> hit_uids(Database& db, std::int64_t mailbox_id,
+                                  const std::vector<std::int64_t>& ids) {
+  std::vector<Uid> out;
+  if (ids.empty()) {
+    return out;
+  }
+  if (ids.size() <= kLookupHits) {
+    for (std::int64_t id : ids) {
+      auto s = db.prepare(
+          "SELECT uid FROM search_docs INDEXED BY search_docs_by_mailbox "
+          "WHERE mailbox_id = ?1 AND id = ?2");
+      if (!s) {
+        return std::unexpected(s.error());
+      }
+      s->bind(1, mailbox_id).bind(2, id);
+      auto row = s->step();
+      if (!row) {
+        return std::unexpected(row.error());
+      }
+      if (*row) {
+        out.push_back(static_cast<Uid>(s->column_int(0)));
+      }
+    }
+    return out;
+  }
+  auto s = db.prepare(
+      "SELECT id, uid FROM search_docs INDEXED BY search_docs_by_mailbox "
+      "WHERE mailbox_id = ?1 AND id BETWEEN ?2 AND ?3 ORDER BY id");
+  if (!s) {
+    return std::unexpected(s.error());
+  }
+  s->bind(1, mailbox_id).bind(2, ids.front()).bind(3, ids.back());
+  auto next = ids.begin();
+  for (;;) {
+    auto row = s->step();
+    if (!row) {
+      return std::unexpected(row.error());
+    }
+    if (!*row) {
+      break;
+    }
+    const std::int64_t id = s->column_int(0);
+    next = std::lower_bound(next, ids.end(), id);
+    if (next == ids.end()) {
+      break;
+    }
+    if (*next == id) {
+      out.push_back(static_cast<Uid>(s->column_int(1)));
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
 Result<std::optional<TextCandidates>> Index::text_candidates(std::int64_t mailbox_id,
                                                              const TextQuery& query) {
   if (query.columns == 0 || (query.columns >> kColumnCount) != 0) {
@@ -363,15 +429,16 @@ Result<std::optional<TextCandidates>> Index::text_candidates(std::int64_t mailbo
   if (words->match.empty()) {
     return std::optional<TextCandidates>();
   }
-  auto uids = collect<Uid>(
-      *db_,
-      // CROSS JOIN keeps this order: one full-text query, then a lookup per
-      // hit in the narrow (id, mailbox_id, uid) index rather than the table
-      // of texts.
-      "SELECT d.uid FROM search_fts CROSS JOIN search_docs d INDEXED BY search_docs_by_id "
-      "ON d.id = search_fts.rowid WHERE search_fts MATCH ?1 AND d.mailbox_id = ?2",
-      [&](Statement& s) { s.bind_text(1, words->match).bind(2, mailbox_id); },
-      [](const Statement& s) { return static_cast<Uid>(s.column_int(0)); });
+  // The hits' document ids, ascending (every mailbox's, and deleted texts'
+  // not yet purged: the mapping below keeps the live ones of this mailbox).
+  auto ids = collect<std::int64_t>(
+      *db_, "SELECT rowid FROM search_fts WHERE search_fts MATCH ?1 ORDER BY rowid",
+      [&](Statement& s) { s.bind_text(1, words->match); },
+      [](const Statement& s) { return s.column_int(0); });
+  if (!ids) {
+    return std::unexpected(ids.error());
+  }
+  auto uids = hit_uids(*db_, mailbox_id, *ids);
   if (!uids) {
     return std::unexpected(uids.error());
   }
@@ -431,7 +498,7 @@ Result<SearchIndexStats> Index::search_stats() {
   auto pending = count("SELECT count(*) FROM search_purge");
   auto text = count(
       "SELECT coalesce(sum(pgsize), 0) FROM dbstat WHERE name IN ('search_docs', "
-      "'search_purge', 'search_docs_by_id', 'sqlite_autoindex_search_docs_1')");
+      "'search_purge', 'search_docs_by_mailbox', 'sqlite_autoindex_search_docs_1')");
   auto words = count("SELECT coalesce(sum(pgsize), 0) FROM dbstat WHERE name LIKE 'search_fts_%'");
   auto terms = count(
       "SELECT coalesce(sum(pgsize), 0) FROM dbstat WHERE name LIKE 'search_terms%' OR name = "

@@ -245,6 +245,66 @@ TEST(SearchIndexCapitals, CapitalsInFoldedTextStayDistinct) {
   EXPECT_TRUE(healthy && *healthy);
 }
 
+// Many hits are mapped to UIDs by a scan of the mailbox's documents merged
+// with the hits, few by a lookup each: both give the mailbox's live ones.
+TEST(SearchIndexHits, ManyAndFewHitsMapToTheMailboxsUids) {
+  testing::TempDir tmp("search-hits");
+  auto index = Index::open(tmp.path() / "index.sqlite", 1000);
+  ASSERT_TRUE(index) << index.error().message;
+  std::int64_t boxes[2];
+  for (int b = 0; b < 2; ++b) {
+    MailboxRow box;
+    box.name = b == 0 ? "INBOX" : "Other";
+    box.uidvalidity = 1;
+    auto id = (*index)->insert_mailbox(box);
+    ASSERT_TRUE(id);
+    boxes[b] = *id;
+  }
+  // Documents of the two mailboxes interleave; every third of INBOX's says
+  // "rare"; all say "common".
+  std::vector<Uid> inbox_all;
+  std::vector<Uid> inbox_rare;
+  {
+    auto tx = (*index)->begin();
+    ASSERT_TRUE(tx);
+    for (Uid uid = 1; uid <= 5000; ++uid) {
+      for (int b = 0; b < 2; ++b) {
+        if (b == 1 && uid % 2 == 0) {
+          continue;
+        }
+        MessageRow row;
+        row.meta.uid = uid;
+        row.base_name = "m" + std::to_string(uid);
+        row.file_name = row.base_name + ":2,";
+        ASSERT_TRUE((*index)->insert_message(boxes[b], row, std::nullopt));
+        mime::SearchText text;
+        text.body = uid % 3 == 0 ? "common rare" : "common";
+        ASSERT_TRUE((*index)->insert_search_text(boxes[b], uid, pack_search_text(text)));
+        if (b == 0) {
+          inbox_all.push_back(uid);
+          if (uid % 3 == 0) {
+            inbox_rare.push_back(uid);
+          }
+        }
+      }
+    }
+    ASSERT_TRUE((*index)->expunge_message(boxes[0], 3, 2));
+    ASSERT_TRUE(tx->commit());
+  }
+  inbox_all.erase(std::find(inbox_all.begin(), inbox_all.end(), 3));
+  inbox_rare.erase(inbox_rare.begin());
+  auto ask = [&](const std::string& needle) {
+    TextQuery q;
+    q.columns = kTextBody;
+    q.needles = {needle};
+    auto r = (*index)->text_candidates(boxes[0], q);
+    EXPECT_TRUE(r && *r && (*r)->exact) << needle;
+    return r && *r ? (*r)->uids : std::vector<Uid>{};
+  };
+  EXPECT_EQ(ask("ommo"), inbox_all);  // 4,999 hits in INBOX: the scan
+  EXPECT_EQ(ask("rar"), inbox_rare);  // 1,665: a lookup each
+}
+
 TEST_F(SearchIndexTest, SchemaThreeIsMigratedToTheWordIndex) {
   append("INBOX", message("alpha", "findme please\r\n"));
   append("INBOX", message("beta", "nothing to find\r\n"));
@@ -254,7 +314,7 @@ TEST_F(SearchIndexTest, SchemaThreeIsMigratedToTheWordIndex) {
   exec(db(),
        "DROP TRIGGER search_docs_insert; DROP TRIGGER search_docs_delete; "
        "DROP TRIGGER search_terms_insert; DROP TABLE search_fts; DROP TABLE search_terms_fts; "
-       "DROP TABLE search_terms; DROP INDEX search_docs_by_id; "
+       "DROP TABLE search_terms; DROP INDEX search_docs_by_mailbox; "
        "CREATE VIRTUAL TABLE search_fts USING fts5(addr, hdr, body, content='', "
        "detail=column, tokenize='trigram case_sensitive 1'); "
        "INSERT INTO search_purge (id, text) VALUES (99, x'00'); "
