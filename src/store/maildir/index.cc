@@ -198,6 +198,8 @@ Result<std::unique_ptr<Index>> Index::open(const std::filesystem::path& path, in
     return std::unexpected(r.error());
   }
   std::unique_ptr<Index> index(new Index(std::move(*db)));
+  index->db_->set_rollback_hook([](void* self) { static_cast<Index*>(self)->forget_known_terms(); },
+                                index.get());
   if (auto r = index->migrate(); !r) {
     return std::unexpected(r.error());
   }

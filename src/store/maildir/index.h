@@ -14,6 +14,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_set>
 #include <vector>
 
 #include "base/result.h"
@@ -171,7 +172,24 @@ class Index {
   // missing.
   base::Result<void> create_search_fts();
 
+  // Adds the tokens of a packed text that the vocabulary lacks, skipping
+  // those known_terms_ holds.
+  base::Result<void> add_terms(std::string_view packed);
+  void forget_known_terms();
+
   std::unique_ptr<Database> db_;
+  // Terms this connection knows to be in the vocabulary, so an append does
+  // not probe the vocabulary's index for its common words again. Emptied on
+  // every rollback (a term inserted by the rolled-back transaction is gone),
+  // when another connection has committed (it may have rebuilt the
+  // vocabulary), when the vocabulary is rebuilt, and when it grows past its
+  // bound.
+  struct KnownTerms {
+    std::unordered_set<std::string> terms;
+    std::size_t bytes = 0;
+    std::int64_t data_version = -1;
+  };
+  KnownTerms known_;
 };
 
 // Registers peregrine_search_column(text, n) on a connection: column n (0

@@ -242,32 +242,6 @@ Result<void> delete_search_text(Database& db, std::int64_t mailbox_id, Uid uid) 
              [&](Statement& s) { s.bind(1, mailbox_id).bind(2, uid); });
 }
 
-// Adds the tokens of `packed` that the vocabulary lacks.
-Result<void> add_terms(Database& db, std::string_view packed) {
-  const mime::SearchText* text = unpacked(packed);
-  if (text == nullptr) {
-    return base::fail(base::MailError::kInternal, "index: corrupt search text");
-  }
-  std::vector<std::string> encoded;  // the columns with capitals, encoded
-  std::vector<std::string_view> columns;
-  for (int n = 0; n < kColumnCount; ++n) {
-    std::string_view column = fts_column(*text, n);
-    if (has_capitals(column)) {
-      encoded.push_back(encode_capitals(column));
-      column = encoded.back();
-    }
-    columns.push_back(column);
-  }
-  for (const std::string& term : distinct_tokens(columns)) {
-    if (auto r = run(db, "INSERT OR IGNORE INTO search_terms (term) VALUES (?1)",
-                     [&](Statement& s) { s.bind_text(1, term); });
-        !r) {
-      return r;
-    }
-  }
-  return {};
-}
-
 // Fills the vocabulary with every term of the word index (after a rebuild).
 Result<void> fill_terms(Database& db) {
   return db.exec(
@@ -277,6 +251,53 @@ Result<void> fill_terms(Database& db) {
 }
 
 }  // namespace
+
+// Bytes of terms Index::known_ holds at most (then it starts again).
+constexpr std::size_t kKnownTermsBytes = 4 * 1024 * 1024;
+
+void Index::forget_known_terms() {
+  known_.terms.clear();
+  known_.bytes = 0;
+}
+
+Result<void> Index::add_terms(std::string_view packed) {
+  const mime::SearchText* text = unpacked(packed);
+  if (text == nullptr) {
+    return base::fail(base::MailError::kInternal, "index: corrupt search text");
+  }
+  auto version = db_->data_version();
+  if (!version) {
+    return std::unexpected(version.error());
+  }
+  if (*version != known_.data_version || known_.bytes > kKnownTermsBytes) {
+    forget_known_terms();
+    known_.data_version = *version;
+  }
+  std::vector<std::string> encoded;  // the columns with capitals, encoded
+  encoded.reserve(kColumnCount);     // the views below point into it
+  std::vector<std::string_view> columns;
+  for (int n = 0; n < kColumnCount; ++n) {
+    std::string_view column = fts_column(*text, n);
+    if (has_capitals(column)) {
+      encoded.push_back(encode_capitals(column));
+      column = encoded.back();
+    }
+    columns.push_back(column);
+  }
+  for (std::string& term : distinct_tokens(columns)) {
+    if (known_.terms.contains(term)) {
+      continue;
+    }
+    if (auto r = run(*db_, "INSERT OR IGNORE INTO search_terms (term) VALUES (?1)",
+                     [&](Statement& s) { s.bind_text(1, term); });
+        !r) {
+      return r;
+    }
+    known_.bytes += term.size() + 32;
+    known_.terms.insert(std::move(term));
+  }
+  return {};
+}
 
 Result<void> Index::insert_search_text(std::int64_t mailbox_id, Uid uid, std::string_view packed) {
   if (auto r = delete_search_text(*db_, mailbox_id, uid); !r) {
@@ -289,7 +310,7 @@ Result<void> Index::insert_search_text(std::int64_t mailbox_id, Uid uid, std::st
       !r) {
     return r;
   }
-  return add_terms(*db_, packed);
+  return add_terms(packed);
 }
 
 Result<void> Index::copy_search_text(std::int64_t from_mailbox, Uid from_uid,
@@ -599,6 +620,7 @@ Result<bool> Index::search_fts_healthy() {
 }
 
 Result<void> Index::rebuild_search_fts() {
+  forget_known_terms();
   if (auto r = db_->exec(kDropFts); !r) {
     return r;
   }
@@ -618,6 +640,7 @@ Result<void> Index::rebuild_search_fts() {
 }
 
 Result<void> Index::clear_search_index() {
+  forget_known_terms();
   if (auto r = db_->exec(kDropFts); !r) {
     return r;
   }

@@ -305,6 +305,42 @@ TEST(SearchIndexHits, ManyAndFewHitsMapToTheMailboxsUids) {
   EXPECT_EQ(ask("rar"), inbox_rare);  // 1,665: a lookup each
 }
 
+// The index remembers terms it put in the vocabulary; a rolled-back
+// transaction takes its terms away, so the next text must add them again.
+TEST(SearchIndexTerms, RolledBackTermsAreAddedAgain) {
+  testing::TempDir tmp("search-terms");
+  auto index = Index::open(tmp.path() / "index.sqlite", 1000);
+  ASSERT_TRUE(index) << index.error().message;
+  MailboxRow box;
+  box.name = "INBOX";
+  box.uidvalidity = 1;
+  auto id = (*index)->insert_mailbox(box);
+  ASSERT_TRUE(id);
+  auto add = [&](Uid uid, const std::string& body) {
+    MessageRow row;
+    row.meta.uid = uid;
+    row.base_name = "m" + std::to_string(uid);
+    row.file_name = row.base_name + ":2,";
+    mime::SearchText text;
+    text.body = body;
+    return (*index)->insert_message(*id, row, std::nullopt) &&
+           (*index)->insert_search_text(*id, uid, pack_search_text(text));
+  };
+  {
+    auto tx = (*index)->begin();
+    ASSERT_TRUE(tx);
+    ASSERT_TRUE(add(1, "zebra crossing"));
+  }  // rolled back
+  ASSERT_TRUE(add(2, "zebra"));
+  TextQuery q;
+  q.columns = kTextBody;
+  q.needles = {"ebr"};
+  auto r = (*index)->text_candidates(*id, q);
+  ASSERT_TRUE(r && *r);
+  EXPECT_TRUE((*r)->exact);
+  EXPECT_EQ((*r)->uids, std::vector<Uid>{2});
+}
+
 TEST_F(SearchIndexTest, SchemaThreeIsMigratedToTheWordIndex) {
   append("INBOX", message("alpha", "findme please\r\n"));
   append("INBOX", message("beta", "nothing to find\r\n"));
