@@ -367,9 +367,10 @@ Result<void> Index::move_search_text(std::int64_t from_mailbox, Uid from_uid,
 namespace {
 
 // Up to this many hits are mapped to UIDs one lookup each; more, by one
-// scan of the mailbox's (id, uid) pairs merged with the hits (at 100,000
-// messages the scan costs about what 10,000 lookups do).
-constexpr std::size_t kLookupHits = 4096;
+// scan of the mailbox's (id, uid) pairs in the hits' id range merged with
+// the hits. Measured at 100,000 messages: a lookup costs about 3 µs, the
+// scan about 4 ms (40 ns a document).
+constexpr std::size_t kLookupHits = 256;
 
 // The UIDs of the documents `ids` (ascending) that are live texts of the
 // mailbox, through the narrow search_docs_by_mailbox index.

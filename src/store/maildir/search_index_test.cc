@@ -260,10 +260,11 @@ TEST(SearchIndexHits, ManyAndFewHitsMapToTheMailboxsUids) {
     ASSERT_TRUE(id);
     boxes[b] = *id;
   }
-  // Documents of the two mailboxes interleave; every third of INBOX's says
-  // "rare"; all say "common".
+  // Documents of the two mailboxes interleave; all say "common", every third
+  // "rare", every fiftieth "seldom".
   std::vector<Uid> inbox_all;
   std::vector<Uid> inbox_rare;
+  std::vector<Uid> inbox_seldom;
   {
     auto tx = (*index)->begin();
     ASSERT_TRUE(tx);
@@ -279,11 +280,17 @@ TEST(SearchIndexHits, ManyAndFewHitsMapToTheMailboxsUids) {
         ASSERT_TRUE((*index)->insert_message(boxes[b], row, std::nullopt));
         mime::SearchText text;
         text.body = uid % 3 == 0 ? "common rare" : "common";
+        if (uid % 50 == 0) {
+          text.body += " seldom";
+        }
         ASSERT_TRUE((*index)->insert_search_text(boxes[b], uid, pack_search_text(text)));
         if (b == 0) {
           inbox_all.push_back(uid);
           if (uid % 3 == 0) {
             inbox_rare.push_back(uid);
+          }
+          if (uid % 50 == 0) {
+            inbox_seldom.push_back(uid);
           }
         }
       }
@@ -301,8 +308,9 @@ TEST(SearchIndexHits, ManyAndFewHitsMapToTheMailboxsUids) {
     EXPECT_TRUE(r && *r && (*r)->exact) << needle;
     return r && *r ? (*r)->uids : std::vector<Uid>{};
   };
-  EXPECT_EQ(ask("ommo"), inbox_all);  // 4,999 hits in INBOX: the scan
-  EXPECT_EQ(ask("rar"), inbox_rare);  // 1,665: a lookup each
+  EXPECT_EQ(ask("ommo"), inbox_all);     // 7,499 hits, 4,999 in INBOX: the scan
+  EXPECT_EQ(ask("rar"), inbox_rare);     // 2,499 hits: the scan
+  EXPECT_EQ(ask("eldo"), inbox_seldom);  // 150 hits: a lookup each
 }
 
 // The index remembers terms it put in the vocabulary; a rolled-back
