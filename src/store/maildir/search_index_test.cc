@@ -200,36 +200,60 @@ TEST_F(SearchIndexTest, StoredTextIsFolded) {
   EXPECT_EQ(candidates("INBOX", kTextSubject, {"écol"}), std::vector<Uid>{uid});
 }
 
-// A fold may give ASCII capitals (FTS5's tokenizer would fold them away):
-// the index keeps them apart, so the answer stays exact and case-exact.
-TEST(SearchIndexCapitals, CapitalsInFoldedTextStayDistinct) {
-  testing::TempDir tmp("search-capitals");
-  auto index = Index::open(tmp.path() / "index.sqlite", 1000);
-  ASSERT_TRUE(index) << index.error().message;
-  MailboxRow box;
-  box.name = "INBOX";
-  box.uidvalidity = 1;
-  auto id = (*index)->insert_mailbox(box);
-  ASSERT_TRUE(id);
-  const std::vector<std::string> bodies = {"MiGRATION plan", "migration plan", "Migration plan"};
-  for (std::size_t i = 0; i < bodies.size(); ++i) {
-    MessageRow row;
-    row.meta.uid = static_cast<Uid>(i + 1);
-    row.base_name = "m" + std::to_string(i);
-    row.file_name = row.base_name + ":2,";
-    ASSERT_TRUE((*index)->insert_message(*id, row, std::nullopt));
-    mime::SearchText text;
-    text.body = bodies[i];
-    ASSERT_TRUE((*index)->insert_search_text(*id, row.meta.uid, pack_search_text(text)));
+// The Index alone, on a fresh file: mailboxes, messages with a body text,
+// and queries of the body column.
+class IndexTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto index = Index::open(tmp_.path() / "index.sqlite", 1000);
+    ASSERT_TRUE(index) << index.error().message;
+    index_ = std::move(*index);
+    inbox_ = mailbox("INBOX");
   }
-  auto ask = [&](const std::string& needle) {
+
+  std::int64_t mailbox(const std::string& name) {
+    MailboxRow box;
+    box.name = name;
+    box.uidvalidity = 1;
+    auto id = index_->insert_mailbox(box);
+    EXPECT_TRUE(id);
+    return id ? *id : 0;
+  }
+
+  // Stores message `uid` of `box` with `body` as its (folded) body text.
+  bool add(std::int64_t box, Uid uid, const std::string& body) {
+    MessageRow row;
+    row.meta.uid = uid;
+    row.base_name = "m" + std::to_string(uid);
+    row.file_name = row.base_name + ":2,";
+    mime::SearchText text;
+    text.body = body;
+    return index_->insert_message(box, row, std::nullopt) &&
+           index_->insert_search_text(box, uid, pack_search_text(text));
+  }
+
+  // The INBOX messages whose body holds `needle`, which must be exact.
+  std::vector<Uid> ask(const std::string& needle) {
     TextQuery q;
     q.columns = kTextBody;
     q.needles = {needle};
-    auto r = (*index)->text_candidates(*id, q);
+    auto r = index_->text_candidates(inbox_, q);
     EXPECT_TRUE(r && *r && (*r)->exact) << needle << (r ? "" : r.error().message);
-    return r && *r ? (*r)->uids : std::vector<Uid>{99};
-  };
+    return r && *r ? (*r)->uids : std::vector<Uid>{0};
+  }
+
+  testing::TempDir tmp_{"search-index"};
+  std::unique_ptr<Index> index_;
+  std::int64_t inbox_ = 0;
+};
+
+// A fold may give ASCII capitals (FTS5's tokenizer would fold them away):
+// the index keeps them apart, so the answer stays exact and case-exact.
+TEST_F(IndexTest, CapitalsInFoldedTextStayDistinct) {
+  const std::vector<std::string> bodies = {"MiGRATION plan", "migration plan", "Migration plan"};
+  for (std::size_t i = 0; i < bodies.size(); ++i) {
+    ASSERT_TRUE(add(inbox_, static_cast<Uid>(i + 1), bodies[i]));
+  }
   EXPECT_EQ(ask("GRATIO"), std::vector<Uid>{1});
   EXPECT_EQ(ask("gratio"), (std::vector<Uid>{2, 3}));
   EXPECT_EQ(ask("Migr"), std::vector<Uid>{3});
@@ -238,76 +262,47 @@ TEST(SearchIndexCapitals, CapitalsInFoldedTextStayDistinct) {
   EXPECT_EQ(ask("plan"), (std::vector<Uid>{1, 2, 3}));
   // Rebuilt from the stored texts (the vocabulary then comes from FTS5's
   // own terms), the answers are the same.
-  ASSERT_TRUE((*index)->rebuild_search_fts());
+  ASSERT_TRUE(index_->rebuild_search_fts());
   EXPECT_EQ(ask("GRATIO"), std::vector<Uid>{1});
   EXPECT_EQ(ask("Migr"), std::vector<Uid>{3});
-  auto healthy = (*index)->search_fts_healthy();
+  auto healthy = index_->search_fts_healthy();
   EXPECT_TRUE(healthy && *healthy);
 }
 
 // Many hits are mapped to UIDs by a scan of the mailbox's documents merged
 // with the hits, few by a lookup each: both give the mailbox's live ones.
-TEST(SearchIndexHits, ManyAndFewHitsMapToTheMailboxsUids) {
-  testing::TempDir tmp("search-hits");
-  auto index = Index::open(tmp.path() / "index.sqlite", 1000);
-  ASSERT_TRUE(index) << index.error().message;
-  std::int64_t boxes[2];
-  for (int b = 0; b < 2; ++b) {
-    MailboxRow box;
-    box.name = b == 0 ? "INBOX" : "Other";
-    box.uidvalidity = 1;
-    auto id = (*index)->insert_mailbox(box);
-    ASSERT_TRUE(id);
-    boxes[b] = *id;
-  }
+TEST_F(IndexTest, ManyAndFewHitsMapToTheMailboxsUids) {
+  const std::int64_t other = mailbox("Other");
   // Documents of the two mailboxes interleave; all say "common", every third
   // "rare", every fiftieth "seldom".
   std::vector<Uid> inbox_all;
   std::vector<Uid> inbox_rare;
   std::vector<Uid> inbox_seldom;
   {
-    auto tx = (*index)->begin();
+    auto tx = index_->begin();
     ASSERT_TRUE(tx);
     for (Uid uid = 1; uid <= 5000; ++uid) {
-      for (int b = 0; b < 2; ++b) {
-        if (b == 1 && uid % 2 == 0) {
-          continue;
-        }
-        MessageRow row;
-        row.meta.uid = uid;
-        row.base_name = "m" + std::to_string(uid);
-        row.file_name = row.base_name + ":2,";
-        ASSERT_TRUE((*index)->insert_message(boxes[b], row, std::nullopt));
-        mime::SearchText text;
-        text.body = uid % 3 == 0 ? "common rare" : "common";
-        if (uid % 50 == 0) {
-          text.body += " seldom";
-        }
-        ASSERT_TRUE((*index)->insert_search_text(boxes[b], uid, pack_search_text(text)));
-        if (b == 0) {
-          inbox_all.push_back(uid);
-          if (uid % 3 == 0) {
-            inbox_rare.push_back(uid);
-          }
-          if (uid % 50 == 0) {
-            inbox_seldom.push_back(uid);
-          }
-        }
+      std::string body = uid % 3 == 0 ? "common rare" : "common";
+      if (uid % 50 == 0) {
+        body += " seldom";
+      }
+      ASSERT_TRUE(add(inbox_, uid, body));
+      if (uid % 2 == 1) {
+        ASSERT_TRUE(add(other, uid, body));
+      }
+      inbox_all.push_back(uid);
+      if (uid % 3 == 0) {
+        inbox_rare.push_back(uid);
+      }
+      if (uid % 50 == 0) {
+        inbox_seldom.push_back(uid);
       }
     }
-    ASSERT_TRUE((*index)->expunge_message(boxes[0], 3, 2));
+    ASSERT_TRUE(index_->expunge_message(inbox_, 3, 2));
     ASSERT_TRUE(tx->commit());
   }
   inbox_all.erase(std::find(inbox_all.begin(), inbox_all.end(), 3));
   inbox_rare.erase(inbox_rare.begin());
-  auto ask = [&](const std::string& needle) {
-    TextQuery q;
-    q.columns = kTextBody;
-    q.needles = {needle};
-    auto r = (*index)->text_candidates(boxes[0], q);
-    EXPECT_TRUE(r && *r && (*r)->exact) << needle;
-    return r && *r ? (*r)->uids : std::vector<Uid>{};
-  };
   EXPECT_EQ(ask("ommo"), inbox_all);     // 7,499 hits, 4,999 in INBOX: the scan
   EXPECT_EQ(ask("rar"), inbox_rare);     // 2,499 hits: the scan
   EXPECT_EQ(ask("eldo"), inbox_seldom);  // 150 hits: a lookup each
@@ -315,38 +310,14 @@ TEST(SearchIndexHits, ManyAndFewHitsMapToTheMailboxsUids) {
 
 // The index remembers terms it put in the vocabulary; a rolled-back
 // transaction takes its terms away, so the next text must add them again.
-TEST(SearchIndexTerms, RolledBackTermsAreAddedAgain) {
-  testing::TempDir tmp("search-terms");
-  auto index = Index::open(tmp.path() / "index.sqlite", 1000);
-  ASSERT_TRUE(index) << index.error().message;
-  MailboxRow box;
-  box.name = "INBOX";
-  box.uidvalidity = 1;
-  auto id = (*index)->insert_mailbox(box);
-  ASSERT_TRUE(id);
-  auto add = [&](Uid uid, const std::string& body) {
-    MessageRow row;
-    row.meta.uid = uid;
-    row.base_name = "m" + std::to_string(uid);
-    row.file_name = row.base_name + ":2,";
-    mime::SearchText text;
-    text.body = body;
-    return (*index)->insert_message(*id, row, std::nullopt) &&
-           (*index)->insert_search_text(*id, uid, pack_search_text(text));
-  };
+TEST_F(IndexTest, RolledBackTermsAreAddedAgain) {
   {
-    auto tx = (*index)->begin();
+    auto tx = index_->begin();
     ASSERT_TRUE(tx);
-    ASSERT_TRUE(add(1, "zebra crossing"));
+    ASSERT_TRUE(add(inbox_, 1, "zebra crossing"));
   }  // rolled back
-  ASSERT_TRUE(add(2, "zebra"));
-  TextQuery q;
-  q.columns = kTextBody;
-  q.needles = {"ebr"};
-  auto r = (*index)->text_candidates(*id, q);
-  ASSERT_TRUE(r && *r);
-  EXPECT_TRUE((*r)->exact);
-  EXPECT_EQ((*r)->uids, std::vector<Uid>{2});
+  ASSERT_TRUE(add(inbox_, 2, "zebra"));
+  EXPECT_EQ(ask("ebr"), std::vector<Uid>{2});
 }
 
 TEST_F(SearchIndexTest, SchemaThreeIsMigratedToTheWordIndex) {
