@@ -50,7 +50,8 @@ class Client:
     """A minimal pipelining IMAP client on a socket."""
 
     def __init__(self, port: int):
-        self.sock = socket.create_connection((HOST, port), timeout=600)
+        # Loading 100,000 messages at the first SELECT takes long on a busy machine.
+        self.sock = socket.create_connection((HOST, port), timeout=7200)
         self.buf = b""
         self.n = 0
         self.readline()  # greeting
@@ -282,6 +283,13 @@ def main() -> int:
             "THREAD REFERENCES": "THREAD REFERENCES UTF-8 ALL",
         }
         needs = {"SORT (DATE)": "SORT", "THREAD REFERENCES": "THREAD=REFERENCES"}
+        # How many messages each text search finds: the same on both servers,
+        # or the comparison means nothing.
+        for label in (f"SEARCH TEXT {args.text}", f"SEARCH FROM {args.from_}"):
+            for name in ("peregrine", "dovecot"):
+                lines = clients[name].command(queries[label])
+                hits = sum(len(l.split()) - 2 for l in lines if l.startswith(b"* SEARCH"))
+                results[name][label + " hits"] = hits
         samples: dict[tuple[str, str], list[float]] = {}
         for _round in range(args.rounds):
             for label, cmd in queries.items():
@@ -302,6 +310,9 @@ def main() -> int:
         results["peregrine"]["mail bytes"] = int(stats["mail_bytes"])
         results["peregrine"]["index share %"] = 100.0 * int(stats["index_bytes"]) / max(
             1, int(stats["mail_bytes"]))
+        for part in ("text_bytes", "words_bytes", "terms_bytes"):
+            if part in stats:
+                results["peregrine"][f"index: {part}"] = int(stats[part])
 
         # APPEND throughput, index on vs off, alternating rounds.
         sample = [f.read_bytes() for f in files[: args.append_count]]

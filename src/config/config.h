@@ -97,8 +97,8 @@ struct LogSettings {
 
 // [search]
 struct SearchSettings {
-  // Keep the full-text index (substring SEARCH answered from a trigram
-  // index, written with every delivery). Off: SEARCH reads each message.
+  // Keep the full-text index (substring SEARCH answered from a word index
+  // and its vocabulary, written with every delivery). Off: SEARCH reads each message.
   bool fts = true;
 };
 

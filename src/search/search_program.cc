@@ -349,7 +349,7 @@ class Evaluator {
       return std::unexpected(candidates.error());
     }
     if (*candidates) {
-      for (store::Uid uid : **candidates) {
+      for (store::Uid uid : (*candidates)->uids) {
         auto it = std::lower_bound(uids_.begin() + 1, uids_.end(), uid);
         if (it != uids_.end() && *it == uid) {
           auto seq = static_cast<std::uint32_t>(it - uids_.begin());
@@ -362,6 +362,13 @@ class Evaluator {
       seqs = members(domain);
     }
     Bits out(count_ + 1, 0);
+    if (*candidates && (*candidates)->exact && key.target != TextTarget::kHeader) {
+      // The index's answer is the answer: nothing to confirm.
+      for (std::uint32_t seq : seqs) {
+        out[seq] = 1;
+      }
+      return out;
+    }
     for (std::size_t i = 0; i < seqs.size(); i += kBatch) {
       std::span<const std::uint32_t> chunk(seqs.data() + i, std::min(kBatch, seqs.size() - i));
       auto stored = store_.search_texts(view_.mailbox(), uid_set(chunk));

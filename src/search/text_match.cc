@@ -57,11 +57,19 @@ store::TextQuery index_query(const TextKey& key) {
   store::TextQuery q;
   switch (key.target) {
     case TextTarget::kFrom:
+      q.columns = store::kTextFrom;
+      break;
     case TextTarget::kTo:
+      q.columns = store::kTextTo;
+      break;
     case TextTarget::kCc:
+      q.columns = store::kTextCc;
+      break;
     case TextTarget::kBcc:
+      q.columns = store::kTextBcc;
+      break;
     case TextTarget::kSubject:
-      q.columns = store::kTextAddresses;
+      q.columns = store::kTextSubject;
       break;
     case TextTarget::kHeader:
       q.columns = store::kTextHeaders;

@@ -37,7 +37,9 @@ struct TextKey {
 bool text_matches(const mime::SearchText& text, const TextKey& key);
 
 // The full-text index query whose candidates include every message that
-// text_matches `key` would accept.
+// text_matches `key` would accept. Its exact answer (TextCandidates::exact)
+// is text_matches' answer, except for kHeader (the field name and the value
+// must be on one line): those candidates are always confirmed.
 store::TextQuery index_query(const TextKey& key);
 
 }  // namespace peregrine::search

@@ -77,7 +77,7 @@ TEST(TextMatch, HeaderField) {
 
 TEST(TextMatch, IndexQueries) {
   auto q = index_query(key(TextTarget::kFrom, "Alice"));
-  EXPECT_EQ(q.columns, store::kTextAddresses);
+  EXPECT_EQ(q.columns, store::kTextFrom);
   EXPECT_EQ(q.needles, std::vector<std::string>{"alice"});
   q = index_query(key(TextTarget::kText, "x"));
   EXPECT_EQ(q.columns, store::kTextHeaders | store::kTextBody);

@@ -49,6 +49,13 @@ const store::MessageMeta* MailboxHub::find(store::Uid uid) const {
   return it != messages_.end() && it->uid == uid ? &*it : nullptr;
 }
 
+const store::MessageMeta* MailboxHub::find(store::Uid uid, std::size_t hint) const {
+  if (hint < messages_.size() && messages_[hint].uid == uid) {
+    return &messages_[hint];
+  }
+  return find(uid);
+}
+
 void MailboxHub::attach(SelectedView& view) { views_.push_back(&view); }
 
 void MailboxHub::detach(SelectedView& view) { std::erase(views_, &view); }

@@ -50,6 +50,9 @@ class MailboxHub final : public store::MailboxListener {
   const std::vector<store::MessageMeta>& messages() const { return messages_; }
   // The message with `uid`, nullptr once it is expunged.
   const store::MessageMeta* find(store::Uid uid) const;
+  // The same, trying position `hint` of messages() first (a view whose
+  // numbering matches the hub's finds every message there at once).
+  const store::MessageMeta* find(store::Uid uid, std::size_t hint) const;
   // Every keyword the mailbox's messages have had since the hub opened, in
   // order of first appearance (first spelling kept). Only grows.
   const std::vector<std::string>& keywords() const { return keywords_; }

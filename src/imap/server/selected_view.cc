@@ -32,7 +32,7 @@ size_t SelectedView::index_of(store::Uid uid) const {
 
 const store::MessageMeta* SelectedView::meta_at(std::uint32_t seq) const {
   const Known& k = known_[seq - 1];
-  return k.expunged ? nullptr : hub_->find(k.uid);
+  return k.expunged ? nullptr : hub_->find(k.uid, seq - 1);
 }
 
 std::optional<std::uint32_t> SelectedView::seq_of(store::Uid uid) const {

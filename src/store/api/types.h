@@ -196,18 +196,32 @@ struct ChangeSet {
 
 // Which parts of a message's search text a query looks in (a bitmask).
 using TextColumns = std::uint8_t;
-// The decoded From, To, Cc, Bcc and Subject.
-inline constexpr TextColumns kTextAddresses = 1u << 0;
+// The decoded From, To, Cc, Bcc and Subject, one bit each.
+inline constexpr TextColumns kTextFrom = 1u << 0;
+inline constexpr TextColumns kTextTo = 1u << 1;
+inline constexpr TextColumns kTextCc = 1u << 2;
+inline constexpr TextColumns kTextBcc = 1u << 3;
+inline constexpr TextColumns kTextSubject = 1u << 4;
 // Every header field, one "name: value" line each.
-inline constexpr TextColumns kTextHeaders = 1u << 1;
+inline constexpr TextColumns kTextHeaders = 1u << 5;
 // The text of the body parts and attachment names.
-inline constexpr TextColumns kTextBody = 1u << 2;
+inline constexpr TextColumns kTextBody = 1u << 6;
 
 struct TextQuery {
   TextColumns columns = 0;
-  // Case-folded UTF-8 strings (mime::fold_case) that must all occur in one
-  // of the columns.
+  // Case-folded UTF-8 strings (mime::fold_case) that must all occur in the
+  // columns (each in one of them).
   std::vector<std::string> needles;
+};
+
+// The answer of the full-text index to a TextQuery.
+struct TextCandidates {
+  // Ascending UIDs: a superset of the messages whose columns hold every
+  // needle.
+  std::vector<Uid> uids;
+  // True when `uids` is exactly the messages where some column of the query
+  // holds the needle (a query of one needle): nothing needs confirming.
+  bool exact = false;
 };
 
 // A message's search text as the store keeps it: the bytes of
@@ -222,9 +236,12 @@ struct SearchIndexStats {
   bool enabled = false;
   std::uint64_t messages = 0;       // messages of the user
   std::uint64_t indexed = 0;        // of them, with their text in the index
-  std::uint64_t index_bytes = 0;    // on disk: stored text and the index over it
+  std::uint64_t index_bytes = 0;    // on disk: the three parts below together
+  std::uint64_t text_bytes = 0;     //   the stored texts (and those awaiting purge)
+  std::uint64_t words_bytes = 0;    //   the word index over them
+  std::uint64_t terms_bytes = 0;    //   the vocabulary and the trigram index over it
   std::uint64_t mail_bytes = 0;     // the messages' sizes
-  std::uint64_t pending_purge = 0;  // deleted texts not yet removed from the trigram index
+  std::uint64_t pending_purge = 0;  // deleted texts not yet removed from the word index
 };
 
 }  // namespace peregrine::store

@@ -141,13 +141,14 @@ class UserStore {
 
   // ---- Full-text index ----
 
-  // The UIDs (ascending) of a superset of the messages of `mailbox` whose
-  // search text holds every needle of `query` in one of its columns; the
-  // caller confirms each. nullopt when the index cannot narrow the search
-  // (switched off, or every needle too short for it): then every message is a
-  // candidate. An index found corrupt is rebuilt before answering.
-  virtual base::Result<std::optional<std::vector<Uid>>> text_candidates(std::string_view mailbox,
-                                                                        const TextQuery& query) = 0;
+  // The messages of `mailbox` whose search text holds every needle of
+  // `query` in one of its columns: a superset the caller confirms, or the
+  // exact set when the answer says so (TextCandidates::exact). nullopt when
+  // the index cannot narrow the search (switched off, or needles too short
+  // for it): then every message is a candidate. An index found corrupt is
+  // rebuilt before answering.
+  virtual base::Result<std::optional<TextCandidates>> text_candidates(std::string_view mailbox,
+                                                                      const TextQuery& query) = 0;
   // The stored search texts of the messages in `uids`, ascending UIDs.
   // Messages whose text is not stored (the index is off) are left out: the
   // caller builds their text from the message itself.

@@ -102,14 +102,15 @@ CREATE TABLE search_purge (
 );
 DROP TRIGGER IF EXISTS search_docs_delete;
 )sql",
-    // 3 -> 4: the stored texts were folded by full case folding and lacked
-    // the parts' MIME headers; the new ones are folded by i;unicode-casemap
-    // (RFC 5051) and hold them. Old texts cannot be refolded (full folding
-    // lost what it merged), so they and the trigram index are dropped, and
-    // the open indexes every message again from its file
-    // (MaildirUserStore::index_missing_texts). The triggers go first, so the
-    // delete moves nothing to search_purge; Index::migrate creates the empty
-    // trigram index and its triggers again.
+    // 3 -> 4: the word index, and texts folded anew. The stored texts were
+    // folded by full case folding and lacked the parts' MIME headers; the
+    // new ones are folded by i;unicode-casemap (RFC 5051) and hold them. Old
+    // texts cannot be refolded (full folding lost what it merged), so they
+    // and the trigram index go. The triggers go first, so the delete moves
+    // nothing to search_purge. Index::create_search_fts then creates the
+    // word index (search_fts, new columns), the vocabulary and their
+    // triggers, and the open indexes every message again from its file
+    // (MaildirUserStore::index_missing_texts).
     R"sql(
 DROP TRIGGER IF EXISTS search_docs_insert;
 DROP TRIGGER IF EXISTS search_docs_delete;
@@ -202,6 +203,8 @@ Result<std::unique_ptr<Index>> Index::open(const std::filesystem::path& path, in
     return std::unexpected(r.error());
   }
   std::unique_ptr<Index> index(new Index(std::move(*db)));
+  index->db_->set_rollback_hook([](void* self) { static_cast<Index*>(self)->forget_known_terms(); },
+                                index.get());
   if (auto r = index->migrate(); !r) {
     return std::unexpected(r.error());
   }
@@ -244,6 +247,12 @@ Result<void> Index::migrate() {
   }
   if (auto r = create_search_fts(); !r) {
     return r;
+  }
+  if (version < 4) {
+    // The word index replaces the trigram index: index the stored texts.
+    if (auto r = rebuild_search_fts(); !r) {
+      return r;
+    }
   }
   if (auto r = db_->exec("PRAGMA user_version = " + std::to_string(kIndexSchemaVersion)); !r) {
     return r;

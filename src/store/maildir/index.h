@@ -14,6 +14,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_set>
 #include <vector>
 
 #include "base/result.h"
@@ -132,27 +133,29 @@ class Index {
   // Hands the text of message `from` to message `to` (move): no reindexing.
   base::Result<void> move_search_text(std::int64_t from_mailbox, Uid from_uid,
                                       std::int64_t to_mailbox, Uid to_uid);
-  // UserStore::text_candidates for one mailbox. nullopt when no needle has
-  // three characters or more.
-  base::Result<std::optional<std::vector<Uid>>> text_candidates(std::int64_t mailbox_id,
-                                                                const TextQuery& query);
+  // UserStore::text_candidates for one mailbox. nullopt when no needle
+  // narrows the search (too short or too common a fragment).
+  base::Result<std::optional<TextCandidates>> text_candidates(std::int64_t mailbox_id,
+                                                              const TextQuery& query);
   // The unpacked texts (mime::serialize_search_text bytes) of `uids`.
   base::Result<std::vector<SearchTextEntry>> search_texts(std::int64_t mailbox_id,
                                                           const UidSet& uids);
   // Counts and sizes; index_bytes from the pages the tables use.
   base::Result<SearchIndexStats> search_stats();
-  // Whether the trigram index agrees with the stored texts (same number of
-  // documents, and it can be read).
+  // Whether the word index and the vocabulary agree with the stored texts
+  // (same number of documents, and they can be read).
   base::Result<bool> search_fts_healthy();
-  // Drops the trigram index and indexes every stored text again.
+  // Drops the word index and the vocabulary and indexes every stored text
+  // again.
   base::Result<void> rebuild_search_fts();
-  // Removes up to `limit` deleted texts (search_purge) from the trigram
+  // Removes up to `limit` deleted texts (search_purge) from the word
   // index; returns how many it removed (0: nothing is pending).
   base::Result<std::size_t> purge_search_fts(std::size_t limit);
   // Deleted texts each append unindexes in its transaction, so the purge
   // keeps up with expunges without a long step anywhere.
   static constexpr std::size_t kPurgePerAppend = 8;
-  // Drops every stored text and the trigram index (before a full rebuild).
+  // Drops every stored text, the word index and the vocabulary (before a
+  // full rebuild).
   base::Result<void> clear_search_index();
   // Up to `limit` messages (mailbox id, row) that have no stored text.
   base::Result<std::vector<std::pair<std::int64_t, MessageRow>>> messages_without_text(
@@ -166,14 +169,33 @@ class Index {
  private:
   explicit Index(std::unique_ptr<Database> db) : db_(std::move(db)) {}
   base::Result<void> migrate();
-  // Creates search_fts and its triggers when they are missing.
+  // Creates the word index, the vocabulary and their triggers when they are
+  // missing.
   base::Result<void> create_search_fts();
 
+  // Adds the tokens of a packed text that the vocabulary lacks, skipping
+  // those known_terms_ holds.
+  base::Result<void> add_terms(std::string_view packed);
+  void forget_known_terms();
+
   std::unique_ptr<Database> db_;
+  // Terms this connection knows to be in the vocabulary, so an append does
+  // not probe the vocabulary's index for its common words again. Emptied on
+  // every rollback (a term inserted by the rolled-back transaction is gone),
+  // when another connection has committed (it may have rebuilt the
+  // vocabulary), when the vocabulary is rebuilt, and when it grows past its
+  // bound.
+  struct KnownTerms {
+    std::unordered_set<std::string> terms;
+    std::size_t bytes = 0;
+    std::int64_t data_version = -1;
+  };
+  KnownTerms known_;
 };
 
 // Registers peregrine_search_column(text, n) on a connection: column n (0
-// addresses and subject, 1 headers, 2 body) of a packed search text.
+// From, 1 To, 2 Cc, 3 Bcc, 4 Subject, 5 headers, 6 body) of a packed search
+// text.
 base::Result<void> register_search_functions(Database& db);
 
 // Keywords as the index stores them: joined by single spaces (keywords never

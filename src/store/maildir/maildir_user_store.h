@@ -71,8 +71,8 @@ class MaildirUserStore final : public UserStore {
   base::Result<void> sync() override;
   base::Result<void> sync_mailbox(std::string_view mailbox) override;
 
-  base::Result<std::optional<std::vector<Uid>>> text_candidates(std::string_view mailbox,
-                                                                const TextQuery& query) override;
+  base::Result<std::optional<TextCandidates>> text_candidates(std::string_view mailbox,
+                                                              const TextQuery& query) override;
   base::Result<std::vector<SearchTextEntry>> search_texts(std::string_view mailbox,
                                                           const UidSet& uids) override;
   base::Result<SearchIndexStats> search_index_stats() override;
@@ -147,12 +147,12 @@ class MaildirUserStore final : public UserStore {
   base::Result<void> rename_inbox(std::string_view to);
 
   // ---- search.cc ----
-  // At open, with the index on: rebuilds a missing or damaged trigram index
+  // At open, with the index on: rebuilds a missing or damaged word index
   // from the stored texts, then indexes the messages that have no text yet.
   base::Result<void> check_search_index();
   // At open, with the index on or off: unindexes every deleted text still
   // pending (search_purge), in batches of one transaction each; rebuilds the
-  // trigram index if a pending text cannot be read.
+  // word index if a pending text cannot be read.
   base::Result<void> purge_search_index();
   // Stores and indexes the text of every message that has none, reading the
   // message files, in batches of one transaction each.

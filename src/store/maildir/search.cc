@@ -26,10 +26,10 @@ std::string packed_search_text(mime::SearchText text) {
   return pack_search_text(text);
 }
 
-Result<std::optional<std::vector<Uid>>> MaildirUserStore::text_candidates(std::string_view mailbox,
-                                                                          const TextQuery& query) {
+Result<std::optional<TextCandidates>> MaildirUserStore::text_candidates(std::string_view mailbox,
+                                                                        const TextQuery& query) {
   if (!options_.full_text_index) {
-    return std::optional<std::vector<Uid>>();
+    return std::optional<TextCandidates>();
   }
   auto row = require_mailbox(mailbox);
   if (!row) {
@@ -39,7 +39,7 @@ Result<std::optional<std::vector<Uid>>> MaildirUserStore::text_candidates(std::s
   if (found || found.error().code != MailError::kInternal) {
     return found;
   }
-  // The trigram index is damaged: build it again from the stored texts, and
+  // The word index is damaged: build it again from the stored texts, and
   // ask once more.
   base::log(base::LogLevel::kWarn, "search_index_rebuild",
             {{"user", user_}, {"reason", found.error().message}});
@@ -135,7 +135,7 @@ Result<void> MaildirUserStore::purge_search_index() {
     if (!purged) {
       base::log(base::LogLevel::kWarn, "search_index_rebuild",
                 {{"user", user_}, {"reason", purged.error().message}});
-      // Dropping the trigram index clears the pending purges; it is built
+      // Dropping the word index clears the pending purges; it is built
       // again from the stored texts, or emptied when they are unreadable too
       // (the open then indexes the messages again from their files).
       if (auto r = index_->rebuild_search_fts(); !r) {

@@ -1,12 +1,19 @@
 // The full-text index of the Maildir backend's SQLite index: each message's
-// case-folded search text, compressed, in search_docs, and a contentless
-// FTS5 table with the trigram tokenizer over it (search_fts). A trigger
-// indexes every inserted text in the inserting transaction. A deleted text
-// (expunge, mailbox deletion) is moved by another trigger to search_purge in
-// the deleting transaction and unindexed later, in bounded batches
-// (purge_search_fts): until then its trigrams may still match, but every
-// candidate is joined to a live search_docs row, and a document id is never
-// given again while its trigrams are in the index. The format is in
+// case-folded search text, compressed, in search_docs; a contentless FTS5
+// word index over it (search_fts, tokenize='ascii', one column per part of
+// the text); and the vocabulary (search_terms: every token ever indexed),
+// with a trigram index over it (search_terms_fts), so that a word fragment
+// resolves to the terms holding it and the documents holding those terms
+// are exactly the documents holding the fragment: no text is read.
+//
+// A trigger indexes every inserted text in the inserting transaction; the
+// inserting code adds the text's new tokens to the vocabulary. A deleted
+// text (expunge, mailbox deletion) is moved by another trigger to
+// search_purge in the deleting transaction and unindexed later, in bounded
+// batches (purge_search_fts): until then its tokens may still match, but
+// every hit is joined to a live search_docs row, and a document id is never
+// given again while its tokens are in the index. Terms of deleted texts stay
+// in the vocabulary (they find nothing) until a rebuild. The format is in
 // docs/formats/maildir-store.md, "Full-text index".
 
 #include <sqlite3.h>
@@ -16,6 +23,8 @@
 
 #include "store/maildir/index.h"
 #include "store/maildir/sql_util.h"
+#include "store/maildir/text_tokens.h"
+#include "store/maildir/word_query.h"
 
 namespace peregrine::store::maildir {
 
@@ -23,151 +32,135 @@ using base::Result;
 
 namespace {
 
-// A needle gives at most this many trigrams to the query: enough to make
-// candidates rare, few enough to keep the query cheap. Candidates are
-// confirmed anyway.
-constexpr std::size_t kMaxQueryTrigrams = 12;
-
-// Column n of the FTS table from an unpacked text.
-std::string fts_column(const mime::SearchText& t, int n) {
+// Column n of the word index from an unpacked text.
+std::string_view fts_column(const mime::SearchText& t, int n) {
   switch (n) {
-    case 0: {
-      std::string out;
-      out.reserve(t.from.size() + t.to.size() + t.cc.size() + t.bcc.size() + t.subject.size() + 4);
-      for (const std::string* s : {&t.from, &t.to, &t.cc, &t.bcc, &t.subject}) {
-        out += *s;
-        out += '\n';
-      }
-      return out;
-    }
+    case 0:
+      return t.from;
     case 1:
+      return t.to;
+    case 2:
+      return t.cc;
+    case 3:
+      return t.bcc;
+    case 4:
+      return t.subject;
+    case 5:
       return t.headers;
     default:
       return t.body;
   }
 }
 
-// One unpacked text, kept between the calls a trigger makes for its three
-// columns of the same row, so the text is decompressed once per row.
+// One unpacked text, kept between the calls a trigger makes for the columns
+// of the same row (and the vocabulary update after it), so the text is
+// decompressed once per row.
 struct UnpackCache {
   std::string packed;
   mime::SearchText text;
 };
 thread_local UnpackCache unpack_cache;
 
-void search_column_fn(sqlite3_context* ctx, int, sqlite3_value** argv) {
-  const void* data = sqlite3_value_blob(argv[0]);
-  int size = sqlite3_value_bytes(argv[0]);
-  int column = sqlite3_value_int(argv[1]);
-  std::string_view packed(static_cast<const char*>(data), data == nullptr ? 0 : size);
+// The unpacked text of `packed`, through the cache; nullptr when corrupt.
+const mime::SearchText* unpacked(std::string_view packed) {
   UnpackCache& cache = unpack_cache;
   if (cache.packed != packed) {
     auto bytes = unpack_search_text(packed);
     auto text = bytes ? mime::deserialize_search_text(*bytes) : std::nullopt;
     if (!text) {
-      sqlite3_result_error(ctx, "corrupt search text", -1);
-      return;
+      cache.packed.clear();
+      return nullptr;
     }
     cache.packed.assign(packed);
     cache.text = std::move(*text);
   }
-  std::string out = fts_column(cache.text, column);
+  return &cache.text;
+}
+
+void search_column_fn(sqlite3_context* ctx, int, sqlite3_value** argv) {
+  const void* data = sqlite3_value_blob(argv[0]);
+  int size = sqlite3_value_bytes(argv[0]);
+  int column = sqlite3_value_int(argv[1]);
+  std::string_view packed(static_cast<const char*>(data), data == nullptr ? 0 : size);
+  const mime::SearchText* text = unpacked(packed);
+  if (text == nullptr) {
+    sqlite3_result_error(ctx, "corrupt search text", -1);
+    return;
+  }
+  std::string_view out = fts_column(*text, column);
+  if (has_capitals(out)) {
+    std::string encoded = encode_capitals(out);
+    sqlite3_result_text64(ctx, encoded.data(), encoded.size(), SQLITE_TRANSIENT, SQLITE_UTF8);
+    return;
+  }
   sqlite3_result_text64(ctx, out.data(), out.size(), SQLITE_TRANSIENT, SQLITE_UTF8);
 }
 
-constexpr std::string_view kCreateFts = R"sql(
-CREATE VIRTUAL TABLE IF NOT EXISTS search_fts USING fts5(
-  addr, hdr, body, content='', detail=column, tokenize='trigram case_sensitive 1');
-CREATE TRIGGER IF NOT EXISTS search_docs_insert AFTER INSERT ON search_docs BEGIN
-  INSERT INTO search_fts (rowid, addr, hdr, body) VALUES (new.id,
-    peregrine_search_column(new.text, 0), peregrine_search_column(new.text, 1),
-    peregrine_search_column(new.text, 2));
-END;
-CREATE TRIGGER IF NOT EXISTS search_docs_delete AFTER DELETE ON search_docs BEGIN
-  INSERT INTO search_purge (id, text) VALUES (old.id, old.text);
-END;
-)sql";
+// "addr_from, addr_to, ..., body", each name prefixed by `prefix`.
+std::string column_list(std::string_view prefix = {}) {
+  std::string out;
+  for (std::string_view name : kColumnNames) {
+    if (!out.empty()) {
+      out += ", ";
+    }
+    out += prefix;
+    out += name;
+  }
+  return out;
+}
+
+// "peregrine_search_column(<text>, 0), ..." for every column.
+std::string column_values(std::string_view text) {
+  std::string out;
+  for (int n = 0; n < kColumnCount; ++n) {
+    if (n > 0) {
+      out += ", ";
+    }
+    out += "peregrine_search_column(";
+    out += text;
+    out += ", ";
+    out += std::to_string(n);
+    out += ")";
+  }
+  return out;
+}
+
+std::string create_fts_sql() {
+  std::string out =
+      "CREATE VIRTUAL TABLE IF NOT EXISTS search_fts USING fts5(" + column_list() +
+      ", content='', detail=column, tokenize='ascii');\n"
+      // A hit's document id -> its mailbox's UID, read without the texts.
+      "CREATE INDEX IF NOT EXISTS search_docs_by_mailbox ON search_docs(mailbox_id, id, uid);\n"
+      "CREATE TABLE IF NOT EXISTS search_terms (id INTEGER PRIMARY KEY, term TEXT NOT NULL "
+      "UNIQUE);\n"
+      // The terms FTS5 cut (kMaxTokenBytes): a fragment may lie past the cut.
+      "CREATE INDEX IF NOT EXISTS search_terms_long ON search_terms(id) WHERE "
+      "length(CAST(term AS BLOB)) >= 32768;\n"
+      "CREATE VIRTUAL TABLE IF NOT EXISTS search_terms_fts USING fts5(term, "
+      "content='search_terms', content_rowid='id', detail=none, columnsize=0, "
+      "tokenize='trigram case_sensitive 1');\n"
+      "CREATE TRIGGER IF NOT EXISTS search_docs_insert AFTER INSERT ON search_docs BEGIN\n"
+      "  INSERT INTO search_fts (rowid, " +
+      column_list() + ") VALUES (new.id, " + column_values("new.text") +
+      ");\n"
+      "END;\n"
+      "CREATE TRIGGER IF NOT EXISTS search_docs_delete AFTER DELETE ON search_docs BEGIN\n"
+      "  INSERT INTO search_purge (id, text) VALUES (old.id, old.text);\n"
+      "END;\n"
+      "CREATE TRIGGER IF NOT EXISTS search_terms_insert AFTER INSERT ON search_terms BEGIN\n"
+      "  INSERT INTO search_terms_fts (rowid, term) VALUES (new.id, new.term);\n"
+      "END;\n";
+  return out;
+}
 
 constexpr std::string_view kDropFts = R"sql(
 DROP TRIGGER IF EXISTS search_docs_insert;
 DROP TRIGGER IF EXISTS search_docs_delete;
+DROP TRIGGER IF EXISTS search_terms_insert;
 DROP TABLE IF EXISTS search_fts;
+DROP TABLE IF EXISTS search_terms_fts;
+DROP TABLE IF EXISTS search_terms;
 )sql";
-
-// The UTF-8 characters of `s` (each a view of its bytes).
-std::vector<std::string_view> characters(std::string_view s) {
-  std::vector<std::string_view> out;
-  std::size_t i = 0;
-  while (i < s.size()) {
-    auto c = static_cast<unsigned char>(s[i]);
-    std::size_t n = c < 0x80 ? 1 : c < 0xE0 ? 2 : c < 0xF0 ? 3 : 4;
-    n = std::min(n, s.size() - i);
-    out.push_back(s.substr(i, n));
-    i += n;
-  }
-  return out;
-}
-
-// The FTS5 query that finds the rows holding every trigram of every needle
-// (each trigram a quoted one-token string), or nullopt when no needle is as
-// long as a trigram.
-std::optional<std::string> trigram_query(const TextQuery& query) {
-  std::vector<std::string> trigrams;
-  for (const std::string& needle : query.needles) {
-    if (needle.find('\0') != std::string::npos) {
-      return std::nullopt;
-    }
-    auto chars = characters(needle);
-    if (chars.size() < 3) {
-      continue;  // no trigram: it cannot narrow, the others still do
-    }
-    std::vector<std::string> all;
-    for (std::size_t i = 0; i + 3 <= chars.size(); ++i) {
-      std::string t;
-      for (std::size_t k = 0; k < 3; ++k) {
-        t += chars[i + k];
-      }
-      all.push_back(std::move(t));
-    }
-    // Spread the chosen trigrams over the needle, first and last included.
-    std::size_t take = std::min(all.size(), kMaxQueryTrigrams);
-    for (std::size_t k = 0; k < take; ++k) {
-      std::size_t at = take == 1 ? 0 : k * (all.size() - 1) / (take - 1);
-      trigrams.push_back(all[at]);
-    }
-  }
-  std::sort(trigrams.begin(), trigrams.end());
-  trigrams.erase(std::unique(trigrams.begin(), trigrams.end()), trigrams.end());
-  if (trigrams.empty()) {
-    return std::nullopt;
-  }
-  std::string out = "{";
-  if (query.columns & kTextAddresses) {
-    out += " addr";
-  }
-  if (query.columns & kTextHeaders) {
-    out += " hdr";
-  }
-  if (query.columns & kTextBody) {
-    out += " body";
-  }
-  out += " } : (";
-  for (std::size_t i = 0; i < trigrams.size(); ++i) {
-    if (i > 0) {
-      out += " AND ";
-    }
-    out += '"';
-    for (char c : trigrams[i]) {
-      out += c;
-      if (c == '"') {
-        out += '"';
-      }
-    }
-    out += '"';
-  }
-  out += ")";
-  return out;
-}
 
 }  // namespace
 
@@ -175,34 +168,93 @@ Result<void> register_search_functions(Database& db) {
   return db.create_function("peregrine_search_column", 2, search_column_fn);
 }
 
-Result<void> Index::create_search_fts() { return db_->exec(kCreateFts); }
+Result<void> Index::create_search_fts() { return db_->exec(create_fts_sql()); }
 
 namespace {
 
-// The id of a new search_docs row: above every id still in the trigram
-// index, pending purges included, so that no new text shares a rowid with
-// an old one's trigrams.
+// The id of a new search_docs row: above every id still in the word index,
+// pending purges included, so that no new text shares a rowid with an old
+// one's tokens.
 constexpr std::string_view kNextDocId =
     "(SELECT max((SELECT coalesce(max(id), 0) FROM search_docs), "
     "(SELECT coalesce(max(id), 0) FROM search_purge)) + 1)";
 
 // Deletes the text of (mailbox, uid) through the delete trigger (a REPLACE
-// would not fire it), so its trigrams are purged.
+// would not fire it), so its tokens are purged.
 Result<void> delete_search_text(Database& db, std::int64_t mailbox_id, Uid uid) {
   return run(db, "DELETE FROM search_docs WHERE mailbox_id = ?1 AND uid = ?2",
              [&](Statement& s) { s.bind(1, mailbox_id).bind(2, uid); });
 }
 
+// Fills the vocabulary with every term of the word index (after a rebuild).
+Result<void> fill_terms(Database& db) {
+  return db.exec(
+      "CREATE VIRTUAL TABLE temp.search_fts_vocab USING fts5vocab(main, search_fts, row);\n"
+      "INSERT OR IGNORE INTO search_terms (term) SELECT term FROM temp.search_fts_vocab;\n"
+      "DROP TABLE temp.search_fts_vocab;");
+}
+
 }  // namespace
+
+// Bytes of terms Index::known_ holds at most (then it starts again).
+constexpr std::size_t kKnownTermsBytes = 4 * 1024 * 1024;
+
+void Index::forget_known_terms() {
+  known_.terms.clear();
+  known_.bytes = 0;
+}
+
+Result<void> Index::add_terms(std::string_view packed) {
+  const mime::SearchText* text = unpacked(packed);
+  if (text == nullptr) {
+    return base::fail(base::MailError::kInternal, "index: corrupt search text");
+  }
+  auto version = db_->data_version();
+  if (!version) {
+    return std::unexpected(version.error());
+  }
+  if (*version != known_.data_version || known_.bytes > kKnownTermsBytes) {
+    forget_known_terms();
+    known_.data_version = *version;
+  }
+  std::vector<std::string> encoded;  // the columns with capitals, encoded
+  encoded.reserve(kColumnCount);     // the views below point into it
+  std::vector<std::string_view> columns;
+  for (int n = 0; n < kColumnCount; ++n) {
+    std::string_view column = fts_column(*text, n);
+    if (has_capitals(column)) {
+      encoded.push_back(encode_capitals(column));
+      column = encoded.back();
+    }
+    columns.push_back(column);
+  }
+  for (std::string& term : distinct_tokens(columns)) {
+    if (known_.terms.contains(term)) {
+      continue;
+    }
+    if (auto r = run(*db_, "INSERT OR IGNORE INTO search_terms (term) VALUES (?1)",
+                     [&](Statement& s) { s.bind_text(1, term); });
+        !r) {
+      return r;
+    }
+    known_.bytes += term.size() + 32;
+    known_.terms.insert(std::move(term));
+  }
+  return {};
+}
 
 Result<void> Index::insert_search_text(std::int64_t mailbox_id, Uid uid, std::string_view packed) {
   if (auto r = delete_search_text(*db_, mailbox_id, uid); !r) {
     return r;
   }
-  return run(*db_,
-             sql("INSERT INTO search_docs (id, mailbox_id, uid, text) VALUES (", kNextDocId,
-                 ", ?1, ?2, ?3)"),
-             [&](Statement& s) { s.bind(1, mailbox_id).bind(2, uid).bind_blob(3, packed); });
+  if (auto r = run(*db_,
+                   sql("INSERT INTO search_docs (id, mailbox_id, uid, text) VALUES (", kNextDocId,
+                       ", ?1, ?2, ?3)"),
+                   [&](Statement& s) { s.bind(1, mailbox_id).bind(2, uid).bind_blob(3, packed); });
+      !r) {
+    return r;
+  }
+  return add_terms(packed);
 }
 
 Result<void> Index::copy_search_text(std::int64_t from_mailbox, Uid from_uid,
@@ -210,6 +262,7 @@ Result<void> Index::copy_search_text(std::int64_t from_mailbox, Uid from_uid,
   if (auto r = delete_search_text(*db_, to_mailbox, to_uid); !r) {
     return r;
   }
+  // The copied text's terms are in the vocabulary already.
   return run(*db_,
              sql("INSERT INTO search_docs (id, mailbox_id, uid, text) SELECT ", kNextDocId,
                  ", ?3, ?4, text FROM search_docs WHERE mailbox_id = ?1 AND uid = ?2"),
@@ -231,9 +284,9 @@ Result<std::size_t> Index::purge_search_fts(std::size_t limit) {
   }
   const std::int64_t last = ids->back();
   if (auto r = run(*db_,
-                   "INSERT INTO search_fts (search_fts, rowid, addr, hdr, body) SELECT 'delete', "
-                   "id, peregrine_search_column(text, 0), peregrine_search_column(text, 1), "
-                   "peregrine_search_column(text, 2) FROM search_purge WHERE id <= ?1",
+                   "INSERT INTO search_fts (search_fts, rowid, " + column_list() +
+                       ") SELECT 'delete', id, " + column_values("text") +
+                       " FROM search_purge WHERE id <= ?1",
                    [&](Statement& s) { s.bind(1, last); });
       !r) {
     return std::unexpected(r.error());
@@ -255,25 +308,109 @@ Result<void> Index::move_search_text(std::int64_t from_mailbox, Uid from_uid,
              });
 }
 
-Result<std::optional<std::vector<Uid>>> Index::text_candidates(std::int64_t mailbox_id,
-                                                               const TextQuery& query) {
-  auto match = trigram_query(query);
-  if (!match || query.columns == 0) {
-    return std::optional<std::vector<Uid>>();
+namespace {
+
+// Up to this many hits are mapped to UIDs one lookup each; more, by one
+// scan of the mailbox's (id, uid) pairs in the hits' id range merged with
+// the hits. Measured at 100,000 messages: a lookup costs about 3 µs, the
+// scan about 4 ms (40 ns a document).
+constexpr std::size_t kLookupHits = 256;
+
+// The UIDs of the documents `ids` (ascending) that are live texts of the
+// mailbox, through the narrow search_docs_by_mailbox index.
+Result<std::vector<Uid>> hit_uids(Database& db, std::int64_t mailbox_id,
+                                  const std::vector<std::int64_t>& ids) {
+  std::vector<Uid> out;
+  if (ids.empty()) {
+    return out;
   }
-  auto uids = collect<Uid>(
-      *db_,
-      // CROSS JOIN keeps this order: one full-text query, then a lookup per
-      // hit (the other order would run the full-text query once per row).
-      "SELECT d.uid FROM search_fts CROSS JOIN search_docs d ON d.id = search_fts.rowid "
-      "WHERE search_fts MATCH ?1 AND d.mailbox_id = ?2",
-      [&](Statement& s) { s.bind_text(1, *match).bind(2, mailbox_id); },
-      [](const Statement& s) { return static_cast<Uid>(s.column_int(0)); });
+  if (ids.size() <= kLookupHits) {
+    for (std::int64_t id : ids) {
+      auto s = db.prepare(
+          "SELECT uid FROM search_docs INDEXED BY search_docs_by_mailbox "
+          "WHERE mailbox_id = ?1 AND id = ?2");
+      if (!s) {
+        return std::unexpected(s.error());
+      }
+      s->bind(1, mailbox_id).bind(2, id);
+      auto row = s->step();
+      if (!row) {
+        return std::unexpected(row.error());
+      }
+      if (*row) {
+        out.push_back(static_cast<Uid>(s->column_int(0)));
+      }
+    }
+    return out;
+  }
+  auto s = db.prepare(
+      "SELECT id, uid FROM search_docs INDEXED BY search_docs_by_mailbox "
+      "WHERE mailbox_id = ?1 AND id BETWEEN ?2 AND ?3 ORDER BY id");
+  if (!s) {
+    return std::unexpected(s.error());
+  }
+  s->bind(1, mailbox_id).bind(2, ids.front()).bind(3, ids.back());
+  auto next = ids.begin();
+  for (;;) {
+    auto row = s->step();
+    if (!row) {
+      return std::unexpected(row.error());
+    }
+    if (!*row) {
+      break;
+    }
+    const std::int64_t id = s->column_int(0);
+    next = std::lower_bound(next, ids.end(), id);
+    if (next == ids.end()) {
+      break;
+    }
+    if (*next == id) {
+      out.push_back(static_cast<Uid>(s->column_int(1)));
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+Result<std::optional<TextCandidates>> Index::text_candidates(std::int64_t mailbox_id,
+                                                             const TextQuery& query) {
+  if (query.columns == 0 || (query.columns >> kColumnCount) != 0) {
+    return std::optional<TextCandidates>();
+  }
+  for (const std::string& needle : query.needles) {
+    if (needle.find('\0') != std::string::npos) {
+      return std::optional<TextCandidates>();
+    }
+  }
+  auto words = word_query(*db_, query);
+  if (!words) {
+    return std::unexpected(words.error());
+  }
+  TextCandidates out;
+  out.exact = words->exact;
+  if (words->empty) {
+    return std::optional<TextCandidates>(std::move(out));
+  }
+  if (words->match.empty()) {
+    return std::optional<TextCandidates>();
+  }
+  // The hits' document ids, ascending (every mailbox's, and deleted texts'
+  // not yet purged: the mapping below keeps the live ones of this mailbox).
+  auto ids = collect<std::int64_t>(
+      *db_, "SELECT rowid FROM search_fts WHERE search_fts MATCH ?1 ORDER BY rowid",
+      [&](Statement& s) { s.bind_text(1, words->match); },
+      [](const Statement& s) { return s.column_int(0); });
+  if (!ids) {
+    return std::unexpected(ids.error());
+  }
+  auto uids = hit_uids(*db_, mailbox_id, *ids);
   if (!uids) {
     return std::unexpected(uids.error());
   }
   std::sort(uids->begin(), uids->end());
-  return std::optional<std::vector<Uid>>(std::move(*uids));
+  out.uids = std::move(*uids);
+  return std::optional<TextCandidates>(std::move(out));
 }
 
 Result<std::vector<SearchTextEntry>> Index::search_texts(std::int64_t mailbox_id,
@@ -315,40 +452,47 @@ Result<SearchIndexStats> Index::search_stats() {
   }
   stats.messages = static_cast<std::uint64_t>(counts->front().first);
   stats.mail_bytes = static_cast<std::uint64_t>(counts->front().second);
-  auto indexed = collect<std::int64_t>(
-      *db_, "SELECT count(*) FROM search_docs", [](Statement&) {},
-      [](const Statement& s) { return s.column_int(0); });
-  if (!indexed) {
-    return std::unexpected(indexed.error());
+  auto count = [&](std::string_view text) -> Result<std::uint64_t> {
+    auto rows = collect<std::int64_t>(
+        *db_, text, [](Statement&) {}, [](const Statement& s) { return s.column_int(0); });
+    if (!rows) {
+      return std::unexpected(rows.error());
+    }
+    return static_cast<std::uint64_t>(rows->front());
+  };
+  auto indexed = count("SELECT count(*) FROM search_docs");
+  auto pending = count("SELECT count(*) FROM search_purge");
+  auto text = count(
+      "SELECT coalesce(sum(pgsize), 0) FROM dbstat WHERE name IN ('search_docs', "
+      "'search_purge', 'search_docs_by_mailbox', 'sqlite_autoindex_search_docs_1')");
+  auto words = count("SELECT coalesce(sum(pgsize), 0) FROM dbstat WHERE name LIKE 'search_fts_%'");
+  auto terms = count(
+      "SELECT coalesce(sum(pgsize), 0) FROM dbstat WHERE name LIKE 'search_terms%' OR name = "
+      "'sqlite_autoindex_search_terms_1'");
+  for (const auto* r : {&indexed, &pending, &text, &words, &terms}) {
+    if (!*r) {
+      return std::unexpected(r->error());
+    }
   }
-  stats.indexed = static_cast<std::uint64_t>(indexed->front());
-  auto pending = collect<std::int64_t>(
-      *db_, "SELECT count(*) FROM search_purge", [](Statement&) {},
-      [](const Statement& s) { return s.column_int(0); });
-  if (!pending) {
-    return std::unexpected(pending.error());
-  }
-  stats.pending_purge = static_cast<std::uint64_t>(pending->front());
-  auto bytes = collect<std::int64_t>(
-      *db_,
-      "SELECT coalesce(sum(pgsize), 0) FROM dbstat WHERE name LIKE 'search_%' "
-      "OR name = 'sqlite_autoindex_search_docs_1'",
-      [](Statement&) {}, [](const Statement& s) { return s.column_int(0); });
-  if (!bytes) {
-    return std::unexpected(bytes.error());
-  }
-  stats.index_bytes = static_cast<std::uint64_t>(bytes->front());
+  stats.indexed = *indexed;
+  stats.pending_purge = *pending;
+  stats.text_bytes = *text;
+  stats.words_bytes = *words;
+  stats.terms_bytes = *terms;
+  stats.index_bytes = *text + *words + *terms;
   return stats;
 }
 
 Result<bool> Index::search_fts_healthy() {
   auto exists = collect<std::int64_t>(
-      *db_, "SELECT count(*) FROM sqlite_schema WHERE name IN ('search_fts', 'search_fts_docsize')",
+      *db_,
+      "SELECT count(*) FROM sqlite_schema WHERE name IN ('search_fts', 'search_fts_docsize', "
+      "'search_terms', 'search_terms_fts')",
       [](Statement&) {}, [](const Statement& s) { return s.column_int(0); });
   if (!exists) {
     return std::unexpected(exists.error());
   }
-  if (exists->front() != 2) {
+  if (exists->front() != 4) {
     return false;
   }
   auto same = collect<std::int64_t>(
@@ -363,9 +507,10 @@ Result<bool> Index::search_fts_healthy() {
   if (same->front() == 0) {
     return false;
   }
-  // The first and the last document must be found by a trigram of their
-  // own text: this catches an index whose pages were damaged or lost, which
-  // FTS5 may otherwise read as "no match" without an error.
+  // The first and the last document must be found by a token of their own
+  // text, and that token by a trigram of it in the vocabulary: this catches
+  // an index whose pages were damaged or lost, which FTS5 may otherwise read
+  // as "no match" without an error.
   for (std::string_view order : {"ASC", "DESC"}) {
     auto docs = collect<std::pair<std::int64_t, std::string>>(
         *db_, sql("SELECT id, text FROM search_docs ORDER BY id ", order, " LIMIT 1"),
@@ -384,25 +529,34 @@ Result<bool> Index::search_fts_healthy() {
     if (!text) {
       return false;
     }
-    for (int column = 0; column < 3; ++column) {
-      std::string value = fts_column(*text, column);
-      auto chars = characters(value);
-      if (chars.size() < 3) {
-        continue;
-      }
-      TextQuery probe;
-      probe.columns = static_cast<TextColumns>(1u << column);
-      probe.needles = {std::string(chars[0]) + std::string(chars[1]) + std::string(chars[2])};
-      auto match = trigram_query(probe);
-      if (!match) {
+    for (int column = 0; column < kColumnCount; ++column) {
+      std::string first;
+      std::string scratch;
+      for_each_token(encode_capitals(fts_column(*text, column)), scratch,
+                     [&](std::string_view token) {
+                       if (first.empty()) {
+                         first.assign(token);
+                       }
+                     });
+      if (first.empty()) {
         continue;
       }
       auto found = collect<std::int64_t>(
           *db_, "SELECT count(*) FROM search_fts WHERE search_fts MATCH ?1 AND rowid = ?2",
-          [&](Statement& s) { s.bind_text(1, *match).bind(2, docs->front().first); },
+          [&](Statement& s) {
+            s.bind_text(1, sql("{ ", kColumnNames[column], " } : ") + fts5_string(first))
+                .bind(2, docs->front().first);
+          },
           [](const Statement& s) { return s.column_int(0); });
       if (!found || found->front() != 1) {
         return false;
+      }
+      if (characters(first).size() >= 3) {
+        auto terms = matching_terms(*db_, first, TermMatch::kSuffix);
+        if (!terms ||
+            (*terms && std::find((*terms)->begin(), (*terms)->end(), first) == (*terms)->end())) {
+          return false;
+        }
       }
       break;
     }
@@ -411,6 +565,7 @@ Result<bool> Index::search_fts_healthy() {
 }
 
 Result<void> Index::rebuild_search_fts() {
+  forget_known_terms();
   if (auto r = db_->exec(kDropFts); !r) {
     return r;
   }
@@ -421,13 +576,16 @@ Result<void> Index::rebuild_search_fts() {
   if (auto r = create_search_fts(); !r) {
     return r;
   }
-  return db_->exec(
-      "INSERT INTO search_fts (rowid, addr, hdr, body) SELECT id, "
-      "peregrine_search_column(text, 0), peregrine_search_column(text, 1), "
-      "peregrine_search_column(text, 2) FROM search_docs");
+  if (auto r = db_->exec("INSERT INTO search_fts (rowid, " + column_list() + ") SELECT id, " +
+                         column_values("text") + " FROM search_docs");
+      !r) {
+    return r;
+  }
+  return fill_terms(*db_);
 }
 
 Result<void> Index::clear_search_index() {
+  forget_known_terms();
   if (auto r = db_->exec(kDropFts); !r) {
     return r;
   }

@@ -82,14 +82,26 @@ class SearchIndexTest : public testing::StoreTest {
     ASSERT_TRUE(user_->expunge(mailbox));
   }
 
-  std::optional<std::vector<Uid>> candidates(std::string_view mailbox, TextColumns columns,
-                                             std::vector<std::string> needles) {
+  std::optional<TextCandidates> answer(std::string_view mailbox, TextColumns columns,
+                                       std::vector<std::string> needles) {
     TextQuery q;
     q.columns = columns;
     q.needles = std::move(needles);
     auto r = user_->text_candidates(mailbox, q);
     EXPECT_TRUE(r) << r.error().message;
     return r ? *r : std::nullopt;
+  }
+
+  std::optional<std::vector<Uid>> candidates(std::string_view mailbox, TextColumns columns,
+                                             std::vector<std::string> needles) {
+    auto r = answer(mailbox, columns, std::move(needles));
+    return r ? std::optional(r->uids) : std::nullopt;
+  }
+
+  // Whether the index says its answer is exact.
+  bool exact(std::string_view mailbox, TextColumns columns, std::vector<std::string> needles) {
+    auto r = answer(mailbox, columns, std::move(needles));
+    return r && r->exact;
   }
 };
 
@@ -118,21 +130,82 @@ TEST_F(SearchIndexTest, EveryChangeKeepsTheIndexInStep) {
   expect_in_step(2);
   ASSERT_TRUE(user_->rename_mailbox("INBOX", "Old"));
   expect_in_step(2);
-  EXPECT_EQ(candidates("Old", kTextAddresses, {"two"}), std::vector<Uid>{2});
+  EXPECT_EQ(candidates("Old", kTextSubject, {"two"}), std::vector<Uid>{2});
 }
 
 TEST_F(SearchIndexTest, CandidatesByColumnAndNeedleLength) {
   append("INBOX", message("Quarterly report", "Body mentions widgets.\r\n"));
   append("INBOX", message("Lunch", "About the quarterly numbers.\r\n"));
-  EXPECT_EQ(candidates("INBOX", kTextAddresses, {"quarterly"}), std::vector<Uid>{1});
+  EXPECT_EQ(candidates("INBOX", kTextSubject, {"quarterly"}), std::vector<Uid>{1});
+  EXPECT_EQ(candidates("INBOX", kTextFrom | kTextTo, {"quarterly"}), std::vector<Uid>{});
   EXPECT_EQ(candidates("INBOX", kTextBody, {"quarterly"}), std::vector<Uid>{2});
   EXPECT_EQ(candidates("INBOX", kTextHeaders | kTextBody, {"quarterly"}), (std::vector<Uid>{1, 2}));
   // Every needle must be there.
   EXPECT_EQ(candidates("INBOX", kTextHeaders, {"subject:", "lunch"}), std::vector<Uid>{2});
-  // Too short for trigrams: no narrowing.
-  EXPECT_EQ(candidates("INBOX", kTextBody, {"qu"}), std::nullopt);
+  // Shorter than a trigram: the vocabulary is scanned.
+  EXPECT_EQ(candidates("INBOX", kTextBody, {"qu"}), std::vector<Uid>{2});
   // Quotes in a needle are data, not query syntax.
   EXPECT_EQ(candidates("INBOX", kTextBody, {"\"x\" OR y"}), std::vector<Uid>{});
+  EXPECT_EQ(candidates("INBOX", kTextBody, {"\"quarterly"}), std::vector<Uid>{2});
+}
+
+TEST_F(SearchIndexTest, OneWordFragmentIsAnsweredExactly) {
+  append("INBOX", message("Quarterly report", "Body mentions widgets, reports.\r\n"));
+  append("INBOX", message("Lunch", "About the quarterly numbers.\r\n"));
+  append("INBOX", message("Widget", "widgetry and more\r\n"));
+  // A fragment inside a word: the terms holding it, their documents.
+  EXPECT_EQ(candidates("INBOX", kTextBody, {"idget"}), (std::vector<Uid>{1, 3}));
+  EXPECT_TRUE(exact("INBOX", kTextBody, {"idget"}));
+  EXPECT_EQ(candidates("INBOX", kTextBody, {"eport"}), std::vector<Uid>{1});
+  EXPECT_EQ(candidates("INBOX", kTextBody, {"nothere"}), std::vector<Uid>{});
+  EXPECT_TRUE(exact("INBOX", kTextBody, {"nothere"}));
+  EXPECT_TRUE(exact("INBOX", kTextBody, {"qu"}));
+  // A separator makes the answer candidates to confirm: "s, r" lies across
+  // two tokens (a term ending in "s", then one starting with "r").
+  EXPECT_EQ(candidates("INBOX", kTextBody, {"s, r"}), std::vector<Uid>{1});
+  EXPECT_FALSE(exact("INBOX", kTextBody, {"s, r"}));
+  EXPECT_EQ(candidates("INBOX", kTextBody, {"ets, rep"}), std::vector<Uid>{1});
+  EXPECT_EQ(candidates("INBOX", kTextBody, {"the quarterl"}), std::vector<Uid>{2});
+  EXPECT_EQ(candidates("INBOX", kTextBody, {"he quarterly numbers"}), std::vector<Uid>{2});
+  EXPECT_EQ(candidates("INBOX", kTextBody, {"quarterly report"}), std::vector<Uid>{});
+  // Two needles (HEADER): never exact.
+  EXPECT_FALSE(exact("INBOX", kTextHeaders, {"subject:", "lunch"}));
+  // The stored texts are folded to lower case: a needle with a capital
+  // (which the fold would never give) finds nothing, exactly.
+  EXPECT_EQ(candidates("INBOX", kTextBody, {"Widget"}), std::vector<Uid>{});
+  EXPECT_TRUE(exact("INBOX", kTextBody, {"Widget"}));
+  // Only separators: nothing to narrow with.
+  EXPECT_EQ(candidates("INBOX", kTextBody, {", "}), std::nullopt);
+}
+
+TEST_F(SearchIndexTest, VocabularyHoldsEveryIndexedTerm) {
+  append("INBOX", message("Quarterly report", "Body mentions widgets, Reports.\r\n"));
+  append("INBOX", message("Caf\xc3\xa9 =?utf-8?q?=C3=89COLE?=", "na\xc3\xafve x_y 42\r\n"));
+  ASSERT_TRUE(user_->copy("INBOX", UidSet{1}, "Archive"));
+  // Every term of the word index, as FTS5 tokenized the texts, is in the
+  // vocabulary the store filled with its own tokenizer.
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(this->db().c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db, "CREATE VIRTUAL TABLE temp.v USING fts5vocab(main, search_fts, row)",
+                         nullptr, nullptr, nullptr),
+            SQLITE_OK);
+  auto count = [&](const char* sql) {
+    sqlite3_stmt* stmt = nullptr;
+    std::int64_t n = -1;
+    if (sqlite3_prepare_v2(db, sql, -1, &stmt, nullptr) == SQLITE_OK &&
+        sqlite3_step(stmt) == SQLITE_ROW) {
+      n = sqlite3_column_int64(stmt, 0);
+    }
+    sqlite3_finalize(stmt);
+    return n;
+  };
+  EXPECT_GT(count("SELECT count(*) FROM temp.v"), 10);
+  EXPECT_EQ(count("SELECT count(*) FROM (SELECT term FROM temp.v EXCEPT "
+                  "SELECT term FROM search_terms)"),
+            0);
+  // "naïve" as i;unicode-casemap folds it: "i" and the combining diaeresis.
+  EXPECT_EQ(count("SELECT count(*) FROM search_terms WHERE term = 'nai\xcc\x88ve'"), 1);
+  sqlite3_close(db);
 }
 
 TEST_F(SearchIndexTest, StoredTextIsFolded) {
@@ -147,7 +220,7 @@ TEST_F(SearchIndexTest, StoredTextIsFolded) {
             "e\xCC\x81"
             "cole");
   EXPECT_NE(text->body.find("straße"), std::string::npos);
-  EXPECT_EQ(candidates("INBOX", kTextAddresses,
+  EXPECT_EQ(candidates("INBOX", kTextSubject,
                        {"e\xCC\x81"
                         "col"}),
             std::vector<Uid>{uid});
@@ -211,6 +284,150 @@ TEST_F(SearchIndexTest, TextsOfTheCurrentSchemaAreKeptAtOpen) {
   set_stored_texts(db(), schema3_text(), kIndexSchemaVersion);
   reopen();
   EXPECT_EQ(stored_body(*user_, uid), "strasse bei chlo\xC3\xA9\r\n");
+}
+
+// The Index alone, on a fresh file: mailboxes, messages with a body text,
+// and queries of the body column.
+class IndexTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto index = Index::open(tmp_.path() / "index.sqlite", 1000);
+    ASSERT_TRUE(index) << index.error().message;
+    index_ = std::move(*index);
+    inbox_ = mailbox("INBOX");
+  }
+
+  std::int64_t mailbox(const std::string& name) {
+    MailboxRow box;
+    box.name = name;
+    box.uidvalidity = 1;
+    auto id = index_->insert_mailbox(box);
+    EXPECT_TRUE(id);
+    return id ? *id : 0;
+  }
+
+  // Stores message `uid` of `box` with `body` as its (folded) body text.
+  bool add(std::int64_t box, Uid uid, const std::string& body) {
+    MessageRow row;
+    row.meta.uid = uid;
+    row.base_name = "m" + std::to_string(uid);
+    row.file_name = row.base_name + ":2,";
+    mime::SearchText text;
+    text.body = body;
+    return index_->insert_message(box, row, std::nullopt) &&
+           index_->insert_search_text(box, uid, pack_search_text(text));
+  }
+
+  // The INBOX messages whose body holds `needle`, which must be exact.
+  std::vector<Uid> ask(const std::string& needle) {
+    TextQuery q;
+    q.columns = kTextBody;
+    q.needles = {needle};
+    auto r = index_->text_candidates(inbox_, q);
+    EXPECT_TRUE(r && *r && (*r)->exact) << needle << (r ? "" : r.error().message);
+    return r && *r ? (*r)->uids : std::vector<Uid>{0};
+  }
+
+  testing::TempDir tmp_{"search-index"};
+  std::unique_ptr<Index> index_;
+  std::int64_t inbox_ = 0;
+};
+
+// A fold may give ASCII capitals (FTS5's tokenizer would fold them away):
+// the index keeps them apart, so the answer stays exact and case-exact.
+TEST_F(IndexTest, CapitalsInFoldedTextStayDistinct) {
+  const std::vector<std::string> bodies = {"MiGRATION plan", "migration plan", "Migration plan"};
+  for (std::size_t i = 0; i < bodies.size(); ++i) {
+    ASSERT_TRUE(add(inbox_, static_cast<Uid>(i + 1), bodies[i]));
+  }
+  EXPECT_EQ(ask("GRATIO"), std::vector<Uid>{1});
+  EXPECT_EQ(ask("gratio"), (std::vector<Uid>{2, 3}));
+  EXPECT_EQ(ask("Migr"), std::vector<Uid>{3});
+  EXPECT_EQ(ask("igr"), (std::vector<Uid>{2, 3}));
+  EXPECT_EQ(ask("MIGRATION"), std::vector<Uid>{});
+  EXPECT_EQ(ask("plan"), (std::vector<Uid>{1, 2, 3}));
+  // Rebuilt from the stored texts (the vocabulary then comes from FTS5's
+  // own terms), the answers are the same.
+  ASSERT_TRUE(index_->rebuild_search_fts());
+  EXPECT_EQ(ask("GRATIO"), std::vector<Uid>{1});
+  EXPECT_EQ(ask("Migr"), std::vector<Uid>{3});
+  auto healthy = index_->search_fts_healthy();
+  EXPECT_TRUE(healthy && *healthy);
+}
+
+// Many hits are mapped to UIDs by a scan of the mailbox's documents merged
+// with the hits, few by a lookup each: both give the mailbox's live ones.
+TEST_F(IndexTest, ManyAndFewHitsMapToTheMailboxsUids) {
+  const std::int64_t other = mailbox("Other");
+  // Documents of the two mailboxes interleave; all say "common", every third
+  // "rare", every fiftieth "seldom".
+  std::vector<Uid> inbox_all;
+  std::vector<Uid> inbox_rare;
+  std::vector<Uid> inbox_seldom;
+  {
+    auto tx = index_->begin();
+    ASSERT_TRUE(tx);
+    for (Uid uid = 1; uid <= 5000; ++uid) {
+      std::string body = uid % 3 == 0 ? "common rare" : "common";
+      if (uid % 50 == 0) {
+        body += " seldom";
+      }
+      ASSERT_TRUE(add(inbox_, uid, body));
+      if (uid % 2 == 1) {
+        ASSERT_TRUE(add(other, uid, body));
+      }
+      inbox_all.push_back(uid);
+      if (uid % 3 == 0) {
+        inbox_rare.push_back(uid);
+      }
+      if (uid % 50 == 0) {
+        inbox_seldom.push_back(uid);
+      }
+    }
+    ASSERT_TRUE(index_->expunge_message(inbox_, 3, 2));
+    ASSERT_TRUE(tx->commit());
+  }
+  inbox_all.erase(std::find(inbox_all.begin(), inbox_all.end(), 3));
+  inbox_rare.erase(inbox_rare.begin());
+  EXPECT_EQ(ask("ommo"), inbox_all);     // 7,499 hits, 4,999 in INBOX: the scan
+  EXPECT_EQ(ask("rar"), inbox_rare);     // 2,499 hits: the scan
+  EXPECT_EQ(ask("eldo"), inbox_seldom);  // 150 hits: a lookup each
+}
+
+// The index remembers terms it put in the vocabulary; a rolled-back
+// transaction takes its terms away, so the next text must add them again.
+TEST_F(IndexTest, RolledBackTermsAreAddedAgain) {
+  {
+    auto tx = index_->begin();
+    ASSERT_TRUE(tx);
+    ASSERT_TRUE(add(inbox_, 1, "zebra crossing"));
+  }  // rolled back
+  ASSERT_TRUE(add(inbox_, 2, "zebra"));
+  EXPECT_EQ(ask("ebr"), std::vector<Uid>{2});
+}
+
+TEST_F(SearchIndexTest, SchemaThreeIsMigratedToTheWordIndex) {
+  append("INBOX", message("alpha", "findme please\r\n"));
+  append("INBOX", message("beta", "nothing to find\r\n"));
+  user_.reset();
+  // The index as schema 3 left it: the trigram table and its triggers, a
+  // pending purge, no word index, vocabulary or hit index.
+  exec(db(),
+       "DROP TRIGGER search_docs_insert; DROP TRIGGER search_docs_delete; "
+       "DROP TRIGGER search_terms_insert; DROP TABLE search_fts; DROP TABLE search_terms_fts; "
+       "DROP TABLE search_terms; DROP INDEX search_docs_by_mailbox; "
+       "CREATE VIRTUAL TABLE search_fts USING fts5(addr, hdr, body, content='', "
+       "detail=column, tokenize='trigram case_sensitive 1'); "
+       "INSERT INTO search_purge (id, text) VALUES (99, x'00'); "
+       "PRAGMA user_version = 3;");
+  reopen();
+  EXPECT_EQ(scalar(db(), "PRAGMA user_version"), 4);
+  EXPECT_EQ(scalar(db(), "SELECT count(*) FROM search_purge"), 0);
+  expect_in_step(2);
+  EXPECT_EQ(candidates("INBOX", kTextBody, {"indm"}), std::vector<Uid>{1});
+  EXPECT_TRUE(exact("INBOX", kTextBody, {"indm"}));
+  EXPECT_EQ(candidates("INBOX", kTextSubject, {"bet"}), std::vector<Uid>{2});
+  EXPECT_GT(scalar(db(), "SELECT count(*) FROM search_terms"), 5);
 }
 
 TEST_F(SearchIndexTest, MissingIndexIsRebuiltAtOpen) {

@@ -204,6 +204,22 @@ base::Result<void> Database::create_function(const char* name, int args, SqlFunc
   return {};
 }
 
+void Database::set_rollback_hook(void (*fn)(void*), void* arg) {
+  sqlite3_rollback_hook(db_, fn, arg);
+}
+
+base::Result<std::int64_t> Database::data_version() {
+  auto s = prepare("PRAGMA data_version");
+  if (!s) {
+    return std::unexpected(s.error());
+  }
+  auto row = s->step();
+  if (!row) {
+    return std::unexpected(row.error());
+  }
+  return *row ? s->column_int(0) : 0;
+}
+
 std::int64_t Database::changes() const { return sqlite3_changes64(db_); }
 
 std::int64_t Database::last_insert_rowid() const { return sqlite3_last_insert_rowid(db_); }

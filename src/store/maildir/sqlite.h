@@ -95,6 +95,11 @@ class Database {
   using SqlFunction = void (*)(sqlite3_context*, int, sqlite3_value**);
   base::Result<void> create_function(const char* name, int args, SqlFunction fn);
 
+  // Calls fn(arg) whenever a transaction of this connection rolls back.
+  void set_rollback_hook(void (*fn)(void*), void* arg);
+  // Changes when another connection commits to the database file.
+  base::Result<std::int64_t> data_version();
+
   // Rows changed by the last INSERT/UPDATE/DELETE.
   std::int64_t changes() const;
   std::int64_t last_insert_rowid() const;
