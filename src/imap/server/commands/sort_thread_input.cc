@@ -41,35 +41,65 @@ std::optional<std::vector<std::uint32_t>> select_messages(CommandContext& ctx, c
 void for_each_message(CommandContext& ctx, std::span<const std::uint32_t> seqs,
                       const MessageVisitor& visit) {
   SelectedView& view = ctx.view();
-  const std::string& mailbox = view.hub().name();
+  MailboxHub& hub = view.hub();
+  SortKeyCache& keys = hub.sort_keys();
+  const std::string& mailbox = hub.name();
   for (size_t begin = 0; begin < seqs.size(); begin += kRecordBatch) {
     const size_t end = std::min(seqs.size(), begin + kRecordBatch);
-    store::UidSet uids;
-    for (size_t i = begin; i < end; ++i) {
-      uids.add(view.uid_at(seqs[i]));
-    }
-    std::vector<store::CacheEntry> entries;
-    if (auto read = ctx.store().cache_records(mailbox, uids)) {
-      entries = std::move(*read);
-    }
-    // Entries come in ascending UID order, as the sequence numbers do.
-    size_t next = 0;
+    // The batch's key records: from the hub's cache, else read now.
+    std::vector<const mime::CacheRecord*> records(end - begin, nullptr);
+    store::UidSet missing;
     for (size_t i = begin; i < end; ++i) {
       const store::MessageMeta* meta = view.meta_at(seqs[i]);
       if (meta == nullptr) {
         continue;
       }
-      while (next < entries.size() && entries[next].uid < meta->uid) {
-        ++next;
+      records[i - begin] = keys.find(meta->uid);
+      if (records[i - begin] == nullptr) {
+        missing.add(meta->uid);
       }
-      std::string_view stored;
-      if (next < entries.size() && entries[next].uid == meta->uid) {
-        stored = entries[next].record;
+    }
+    // Records the cache has no room for live until the batch is visited.
+    std::vector<mime::CacheRecord> uncached;
+    if (!missing.empty()) {
+      uncached.reserve(end - begin);  // no reallocation: pointers stay valid
+      std::vector<store::CacheEntry> entries;
+      if (auto read = ctx.store().cache_records(mailbox, missing)) {
+        entries = std::move(*read);
       }
-      LazyBody body(ctx.store(), mailbox, meta->uid);
-      std::optional<mime::CacheRecord> record = cache_record_of(stored, body);
+      // Entries come in ascending UID order, as the sequence numbers do.
+      size_t next = 0;
+      for (size_t i = begin; i < end; ++i) {
+        const store::MessageMeta* meta = view.meta_at(seqs[i]);
+        if (meta == nullptr || records[i - begin] != nullptr) {
+          continue;
+        }
+        while (next < entries.size() && entries[next].uid < meta->uid) {
+          ++next;
+        }
+        std::string_view stored;
+        if (next < entries.size() && entries[next].uid == meta->uid) {
+          stored = entries[next].record;
+        }
+        LazyBody body(ctx.store(), mailbox, meta->uid);
+        std::optional<mime::CacheRecord> record = cache_record_of(stored, body);
+        if (!record) {
+          continue;
+        }
+        records[i - begin] = keys.put(meta->uid, std::move(*record));
+        if (records[i - begin] == nullptr) {
+          uncached.push_back(std::move(*record));
+          records[i - begin] = &uncached.back();
+        }
+      }
+    }
+    for (size_t i = begin; i < end; ++i) {
+      const store::MessageMeta* meta = view.meta_at(seqs[i]);
+      if (meta == nullptr) {
+        continue;
+      }
       const search::MessageFacts facts{seqs[i], meta->internal_date.seconds, meta->size};
-      visit(facts, record ? &*record : nullptr);
+      visit(facts, records[i - begin]);
     }
   }
 }

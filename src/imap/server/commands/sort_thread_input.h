@@ -28,9 +28,10 @@ using MessageVisitor =
     std::function<void(const search::MessageFacts&, const mime::CacheRecord* record)>;
 
 // Calls `visit` for each of `seqs` (ascending, no ghosts) in order, with its
-// cache record: read from the store in batches, one record alive at a time;
-// a message whose record is missing or unreadable is parsed from its file
-// once; `record` is null only when even that fails.
+// key record (its cache record without the FETCH parts): from the mailbox
+// hub's SortKeyCache, else read from the store in batches and kept there
+// (a message whose record is missing or unreadable is parsed from its file
+// once); `record` is null only when even that fails.
 void for_each_message(CommandContext& ctx, std::span<const std::uint32_t> seqs,
                       const MessageVisitor& visit);
 

@@ -1,0 +1,64 @@
+// SortKeyCache: keeps the keys and drops the FETCH parts, holds to its byte
+// bound, forgets expunged messages.
+
+#include "imap/server/sort_key_cache.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace peregrine::imap {
+namespace {
+
+mime::CacheRecord record_with(const std::string& subject) {
+  mime::CacheRecord r;
+  r.envelope = std::string(500, 'e');
+  r.bodystructure = std::string(500, 'b');
+  r.subject = subject;
+  r.from_mailbox = "someone-with-a-long-name@example.org";
+  r.message_id = "<a-message-id-longer-than-small@example.org>";
+  r.references = {"<parent-one@example.org>", "<parent-two@example.org>"};
+  r.sent_date = mime::DateTime{};
+  r.sent_date->utc_seconds = 1234;
+  return r;
+}
+
+TEST(SortKeyCacheTest, KeepsKeysDropsFetchParts) {
+  SortKeyCache cache;
+  EXPECT_EQ(cache.find(7), nullptr);
+  const mime::CacheRecord* kept = cache.put(7, record_with("hello"));
+  ASSERT_NE(kept, nullptr);
+  EXPECT_EQ(cache.find(7), kept);
+  EXPECT_EQ(kept->subject, "hello");
+  EXPECT_EQ(kept->from_mailbox, "someone-with-a-long-name@example.org");
+  EXPECT_EQ(kept->references.size(), 2u);
+  ASSERT_TRUE(kept->sent_date.has_value());
+  EXPECT_EQ(kept->sent_date->utc_seconds, 1234);
+  EXPECT_TRUE(kept->envelope.empty());
+  EXPECT_TRUE(kept->bodystructure.empty());
+  EXPECT_EQ(cache.bytes(), key_record_bytes(*kept));
+  // Neither the envelope nor the BODYSTRUCTURE is counted any more.
+  EXPECT_LT(cache.bytes(), key_record_bytes(record_with("hello")));
+}
+
+TEST(SortKeyCacheTest, RefusesPastItsBound) {
+  const size_t one = key_record_bytes(*SortKeyCache().put(1, record_with("x")));
+  SortKeyCache cache(2 * one + one / 2);
+  EXPECT_NE(cache.put(1, record_with("x")), nullptr);
+  EXPECT_NE(cache.put(2, record_with("x")), nullptr);
+  mime::CacheRecord third = record_with("third");
+  EXPECT_EQ(cache.put(3, std::move(third)), nullptr);
+  EXPECT_EQ(third.subject, "third");  // the caller still has the keys
+  EXPECT_EQ(cache.size(), 2u);
+  EXPECT_LE(cache.bytes(), 2 * one + one / 2);
+  // Expunging one makes room again.
+  const store::Uid gone[] = {1, 99};
+  cache.erase(gone);
+  EXPECT_EQ(cache.find(1), nullptr);
+  EXPECT_EQ(cache.size(), 1u);
+  EXPECT_EQ(cache.bytes(), one);
+  EXPECT_NE(cache.put(3, record_with("x")), nullptr);
+}
+
+}  // namespace
+}  // namespace peregrine::imap
