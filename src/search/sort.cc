@@ -4,8 +4,6 @@
 #include <limits>
 #include <numeric>
 
-#include "search/base_subject.h"
-
 namespace peregrine::search {
 namespace {
 
@@ -26,25 +24,22 @@ int64_t number_key(SortField f, const MessageFacts& m, const mime::CacheRecord* 
   }
 }
 
-std::string string_key(SortField f, const mime::CacheRecord* r) {
-  if (r == nullptr) {
-    return {};
-  }
+const std::string& string_key(SortField f, const MessageKeys& k) {
   switch (f) {
     case SortField::kCc:
-      return ascii_casemap(r->cc_mailbox);
+      return k.cc;
     case SortField::kFrom:
-      return ascii_casemap(r->from_mailbox);
+      return k.from;
     case SortField::kTo:
-      return ascii_casemap(r->to_mailbox);
+      return k.to;
     case SortField::kSubject:
-      return ascii_casemap(extract_base_subject(r->subject).text);
+      return k.subject;
     case SortField::kDisplayFrom:
-      return ascii_casemap(r->from_display);
+      return k.display_from;
     case SortField::kDisplayTo:
-      return ascii_casemap(r->to_display);
+      return k.display_to;
     default:
-      return {};
+      return k.subject;  // never: numeric fields have no string key
   }
 }
 
@@ -67,13 +62,30 @@ void Sorter::reserve(size_t messages) {
   }
 }
 
+bool Sorter::needs_records() const {
+  return std::any_of(columns_.begin(), columns_.end(), [](const Column& c) {
+    return c.field != SortField::kArrival && c.field != SortField::kSize;
+  });
+}
+
 void Sorter::add(const MessageFacts& message, const mime::CacheRecord* record) {
+  if (record == nullptr) {
+    return add(message, static_cast<const MessageKeys*>(nullptr));
+  }
+  const MessageKeys keys = message_keys(*record);
+  add(message, &keys);
+}
+
+void Sorter::add(const MessageFacts& message, const MessageKeys* keys) {
+  const mime::CacheRecord* record = keys != nullptr ? &keys->record : nullptr;
   seqs_.push_back(message.seq);
   for (Column& c : columns_) {
     if (c.numeric) {
       c.numbers.push_back(number_key(c.field, message, record));
+    } else if (keys == nullptr) {
+      c.strings.emplace_back();
     } else {
-      c.strings.push_back(string_key(c.field, record));
+      c.strings.push_back(string_key(c.field, *keys));
     }
   }
 }

@@ -9,6 +9,7 @@
 //
 // Thread safety: none; one Sorter per command.
 
+#include <cstddef>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -41,9 +42,17 @@ class Sorter {
   explicit Sorter(std::span<const SortCriterion> criteria);
 
   void reserve(size_t messages);
+  // Whether any criterion reads the cache record (all but ARRIVAL and SIZE
+  // do); when none does, add() may be given null records.
+  bool needs_records() const;
   // Adds a message; `record` is its cache record, or null when it has none
   // (then its string keys are empty and its sent date is INTERNALDATE).
   void add(const MessageFacts& message, const mime::CacheRecord* record);
+  // The same with the keys derived already (cheaper).
+  void add(const MessageFacts& message, const MessageKeys* keys);
+  void add(const MessageFacts& message, std::nullptr_t) {
+    add(message, static_cast<const MessageKeys*>(nullptr));
+  }
   // The sequence numbers of the added messages, in order.
   std::vector<uint32_t> sorted() const;
 

@@ -25,11 +25,13 @@ void drop_fetch_parts(mime::CacheRecord& r) {
 
 }  // namespace
 
-size_t key_record_bytes(const mime::CacheRecord& r) {
-  size_t n = sizeof(store::Uid) + sizeof(mime::CacheRecord) + kNodeOverhead;
+size_t key_record_bytes(const search::MessageKeys& k) {
+  const mime::CacheRecord& r = k.record;
+  size_t n = sizeof(store::Uid) + sizeof(search::MessageKeys) + kNodeOverhead;
   for (const std::string* s :
        {&r.envelope, &r.body, &r.bodystructure, &r.subject, &r.from_mailbox, &r.from_display,
-        &r.to_mailbox, &r.to_display, &r.cc_mailbox, &r.cc_display, &r.message_id}) {
+        &r.to_mailbox, &r.to_display, &r.cc_mailbox, &r.cc_display, &r.message_id, &k.subject,
+        &k.from, &k.to, &k.cc, &k.display_from, &k.display_to}) {
     n += heap_of(*s);
   }
   n += r.parts.nodes().capacity() * sizeof(mime::PartSpan);
@@ -40,21 +42,19 @@ size_t key_record_bytes(const mime::CacheRecord& r) {
   return n;
 }
 
-const mime::CacheRecord* SortKeyCache::find(store::Uid uid) const {
+const search::MessageKeys* SortKeyCache::find(store::Uid uid) const {
   auto it = entries_.find(uid);
   return it == entries_.end() ? nullptr : &it->second;
 }
 
-const mime::CacheRecord* SortKeyCache::put(store::Uid uid, mime::CacheRecord&& record) {
-  if (const mime::CacheRecord* have = find(uid)) {
+const search::MessageKeys* SortKeyCache::put(store::Uid uid, search::MessageKeys&& keys) {
+  if (const search::MessageKeys* have = find(uid)) {
     return have;
   }
-  mime::CacheRecord keys = std::move(record);
-  drop_fetch_parts(keys);
+  drop_fetch_parts(keys.record);
   const size_t cost = key_record_bytes(keys);
   if (bytes_ + cost > limit_bytes_) {
-    record = std::move(keys);  // the caller still uses it, FETCH parts aside
-    return nullptr;
+    return nullptr;  // `keys` stays with the caller
   }
   bytes_ += cost;
   return &entries_.emplace(uid, std::move(keys)).first->second;

@@ -2,8 +2,9 @@
 
 // The SORT and THREAD keys of one open mailbox's messages, kept in memory so
 // a second SORT or THREAD reads no cache record from the store and decodes
-// nothing. A key record is the message's cache record with the FETCH parts
-// (envelope, BODY, BODYSTRUCTURE, part map) dropped: what search::Sorter and
+// nothing. A key record (search::MessageKeys) is the message's cache record
+// with the FETCH parts (envelope, BODY, BODYSTRUCTURE, part map) dropped and
+// the compared strings derived once: what search::Sorter and
 // search::thread_message read. Messages are immutable, so an entry never
 // goes stale; it leaves when its message is expunged, and all of them when
 // the mailbox hub closes (the hub owns the cache).
@@ -21,6 +22,7 @@
 #include <unordered_map>
 
 #include "mime/cache_record.h"
+#include "search/message_keys.h"
 #include "store/api/types.h"
 
 namespace peregrine::imap {
@@ -33,11 +35,11 @@ class SortKeyCache {
 
   // The key record of `uid`, nullptr when it is not cached. Stays valid
   // until the uid is erased or the cache is destroyed.
-  const mime::CacheRecord* find(store::Uid uid) const;
-  // Drops the FETCH parts of `record` and keeps the rest under `uid`. Returns
-  // the kept record; nullptr when it would pass the byte limit, and then
-  // `record` keeps its keys (its FETCH parts dropped all the same).
-  const mime::CacheRecord* put(store::Uid uid, mime::CacheRecord&& record);
+  const search::MessageKeys* find(store::Uid uid) const;
+  // Drops the FETCH parts of `keys.record` and keeps the rest under `uid`.
+  // Returns the kept keys; nullptr when they would pass the byte limit, and
+  // then `keys` is left with them (FETCH parts dropped all the same).
+  const search::MessageKeys* put(store::Uid uid, search::MessageKeys&& keys);
   // Forgets expunged messages.
   void erase(std::span<const store::Uid> uids);
 
@@ -45,13 +47,13 @@ class SortKeyCache {
   size_t bytes() const { return bytes_; }
 
  private:
-  std::unordered_map<store::Uid, mime::CacheRecord> entries_;
+  std::unordered_map<store::Uid, search::MessageKeys> entries_;
   size_t limit_bytes_;
   size_t bytes_ = 0;
 };
 
 // The heap bytes a key record costs in the cache (the estimate the bound is
 // kept with). Exposed for tests.
-size_t key_record_bytes(const mime::CacheRecord& record);
+size_t key_record_bytes(const search::MessageKeys& keys);
 
 }  // namespace peregrine::imap

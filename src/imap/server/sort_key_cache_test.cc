@@ -10,7 +10,7 @@
 namespace peregrine::imap {
 namespace {
 
-mime::CacheRecord record_with(const std::string& subject) {
+search::MessageKeys record_with(const std::string& subject) {
   mime::CacheRecord r;
   r.envelope = std::string(500, 'e');
   r.bodystructure = std::string(500, 'b');
@@ -20,25 +20,27 @@ mime::CacheRecord record_with(const std::string& subject) {
   r.references = {"<parent-one@example.org>", "<parent-two@example.org>"};
   r.sent_date = mime::DateTime{};
   r.sent_date->utc_seconds = 1234;
-  return r;
+  return search::message_keys(std::move(r));
 }
 
 TEST(SortKeyCacheTest, KeepsKeysDropsFetchParts) {
   SortKeyCache cache;
   EXPECT_EQ(cache.find(7), nullptr);
-  const mime::CacheRecord* kept = cache.put(7, record_with("hello"));
+  const search::MessageKeys* kept = cache.put(7, record_with("Re: Hello"));
   ASSERT_NE(kept, nullptr);
   EXPECT_EQ(cache.find(7), kept);
-  EXPECT_EQ(kept->subject, "hello");
-  EXPECT_EQ(kept->from_mailbox, "someone-with-a-long-name@example.org");
-  EXPECT_EQ(kept->references.size(), 2u);
-  ASSERT_TRUE(kept->sent_date.has_value());
-  EXPECT_EQ(kept->sent_date->utc_seconds, 1234);
-  EXPECT_TRUE(kept->envelope.empty());
-  EXPECT_TRUE(kept->bodystructure.empty());
+  EXPECT_EQ(kept->record.subject, "Re: Hello");
+  EXPECT_EQ(kept->subject, "HELLO");  // i;ascii-casemap, base subject
+  EXPECT_TRUE(kept->reply_or_forward);
+  EXPECT_EQ(kept->record.from_mailbox, "someone-with-a-long-name@example.org");
+  EXPECT_EQ(kept->record.references.size(), 2u);
+  ASSERT_TRUE(kept->record.sent_date.has_value());
+  EXPECT_EQ(kept->record.sent_date->utc_seconds, 1234);
+  EXPECT_TRUE(kept->record.envelope.empty());
+  EXPECT_TRUE(kept->record.bodystructure.empty());
   EXPECT_EQ(cache.bytes(), key_record_bytes(*kept));
   // Neither the envelope nor the BODYSTRUCTURE is counted any more.
-  EXPECT_LT(cache.bytes(), key_record_bytes(record_with("hello")));
+  EXPECT_LT(cache.bytes(), key_record_bytes(record_with("Re: Hello")));
 }
 
 TEST(SortKeyCacheTest, RefusesPastItsBound) {
@@ -46,9 +48,10 @@ TEST(SortKeyCacheTest, RefusesPastItsBound) {
   SortKeyCache cache(2 * one + one / 2);
   EXPECT_NE(cache.put(1, record_with("x")), nullptr);
   EXPECT_NE(cache.put(2, record_with("x")), nullptr);
-  mime::CacheRecord third = record_with("third");
+  search::MessageKeys third = record_with("third");
   EXPECT_EQ(cache.put(3, std::move(third)), nullptr);
-  EXPECT_EQ(third.subject, "third");  // the caller still has the keys
+  EXPECT_EQ(third.subject, "THIRD");  // the caller still has the keys
+  EXPECT_EQ(third.record.from_mailbox, "someone-with-a-long-name@example.org");
   EXPECT_EQ(cache.size(), 2u);
   EXPECT_LE(cache.bytes(), 2 * one + one / 2);
   // Expunging one makes room again.

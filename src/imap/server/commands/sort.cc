@@ -52,10 +52,10 @@ void sort(CommandContext& ctx) {
   }
   search::Sorter sorter(criteria);
   sorter.reserve(selected->size());
-  for_each_message(ctx, *selected,
-                   [&](const search::MessageFacts& m, const mime::CacheRecord* record) {
-                     sorter.add(m, record);
-                   });
+  for_each_message(
+      ctx, *selected,
+      [&](const search::MessageFacts& m, const search::MessageKeys* keys) { sorter.add(m, keys); },
+      sorter.needs_records());
   std::vector<std::uint32_t> order = sorter.sorted();
   if (ctx.command.uid) {
     for (std::uint32_t& n : order) {

@@ -39,7 +39,7 @@ std::optional<std::vector<std::uint32_t>> select_messages(CommandContext& ctx, c
 }
 
 void for_each_message(CommandContext& ctx, std::span<const std::uint32_t> seqs,
-                      const MessageVisitor& visit) {
+                      const MessageVisitor& visit, bool with_records) {
   SelectedView& view = ctx.view();
   MailboxHub& hub = view.hub();
   SortKeyCache& keys = hub.sort_keys();
@@ -47,11 +47,11 @@ void for_each_message(CommandContext& ctx, std::span<const std::uint32_t> seqs,
   for (size_t begin = 0; begin < seqs.size(); begin += kRecordBatch) {
     const size_t end = std::min(seqs.size(), begin + kRecordBatch);
     // The batch's key records: from the hub's cache, else read now.
-    std::vector<const mime::CacheRecord*> records(end - begin, nullptr);
+    std::vector<const search::MessageKeys*> records(end - begin, nullptr);
     store::UidSet missing;
     for (size_t i = begin; i < end; ++i) {
       const store::MessageMeta* meta = view.meta_at(seqs[i]);
-      if (meta == nullptr) {
+      if (meta == nullptr || !with_records) {
         continue;
       }
       records[i - begin] = keys.find(meta->uid);
@@ -60,7 +60,7 @@ void for_each_message(CommandContext& ctx, std::span<const std::uint32_t> seqs,
       }
     }
     // Records the cache has no room for live until the batch is visited.
-    std::vector<mime::CacheRecord> uncached;
+    std::vector<search::MessageKeys> uncached;
     if (!missing.empty()) {
       uncached.reserve(end - begin);  // no reallocation: pointers stay valid
       std::vector<store::CacheEntry> entries;
@@ -86,9 +86,10 @@ void for_each_message(CommandContext& ctx, std::span<const std::uint32_t> seqs,
         if (!record) {
           continue;
         }
-        records[i - begin] = keys.put(meta->uid, std::move(*record));
+        search::MessageKeys derived = search::message_keys(std::move(*record));
+        records[i - begin] = keys.put(meta->uid, std::move(derived));
         if (records[i - begin] == nullptr) {
-          uncached.push_back(std::move(*record));
+          uncached.push_back(std::move(derived));
           records[i - begin] = &uncached.back();
         }
       }

@@ -25,14 +25,16 @@ std::optional<std::vector<std::uint32_t>> select_messages(CommandContext& ctx, c
                                                           std::string_view charset);
 
 using MessageVisitor =
-    std::function<void(const search::MessageFacts&, const mime::CacheRecord* record)>;
+    std::function<void(const search::MessageFacts&, const search::MessageKeys* keys)>;
 
 // Calls `visit` for each of `seqs` (ascending, no ghosts) in order, with its
-// key record (its cache record without the FETCH parts): from the mailbox
+// keys (its cache record without the FETCH parts, and the compared strings
+// derived from it): from the mailbox
 // hub's SortKeyCache, else read from the store in batches and kept there
 // (a message whose record is missing or unreadable is parsed from its file
-// once); `record` is null only when even that fails.
+// once); `keys` is null only when even that fails, or when
+// `with_records` is false (then nothing is read at all).
 void for_each_message(CommandContext& ctx, std::span<const std::uint32_t> seqs,
-                      const MessageVisitor& visit);
+                      const MessageVisitor& visit, bool with_records = true);
 
 }  // namespace peregrine::imap::commands
