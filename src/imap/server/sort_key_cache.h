@@ -10,7 +10,7 @@
 // the mailbox hub closes (the hub owns the cache).
 //
 // Memory bound: the entries' estimated heap bytes (key record, its strings'
-// buffers and a hash node each) stay under the byte limit given at
+// buffers and a table slot each) stay under the byte limit given at
 // construction, kDefaultLimitBytes (64 MiB) for a hub, about 200,000
 // messages of typical mail. Past the limit put() refuses, and the caller
 // uses the record once and drops it (the slow path of reading the store).
@@ -18,8 +18,10 @@
 // Thread safety: none; used on the user's strand only, as the hub is.
 
 #include <cstddef>
+#include <memory>
 #include <span>
-#include <unordered_map>
+#include <utility>
+#include <vector>
 
 #include "mime/cache_record.h"
 #include "search/message_keys.h"
@@ -30,24 +32,37 @@ namespace peregrine::imap {
 class SortKeyCache {
  public:
   static constexpr size_t kDefaultLimitBytes = size_t{64} << 20;
+  using Fresh = std::vector<std::pair<store::Uid, search::MessageKeys>>;
 
   explicit SortKeyCache(size_t limit_bytes = kDefaultLimitBytes) : limit_bytes_(limit_bytes) {}
 
-  // The key record of `uid`, nullptr when it is not cached. Stays valid
-  // until the uid is erased or the cache is destroyed.
-  const search::MessageKeys* find(store::Uid uid) const;
-  // Drops the FETCH parts of `keys.record` and keeps the rest under `uid`.
-  // Returns the kept keys; nullptr when they would pass the byte limit, and
-  // then `keys` is left with them (FETCH parts dropped all the same).
+  // The keys of `uid`, nullptr when they are not cached. Stay valid until
+  // the uid is erased or the cache is destroyed. `cursor` (start at 0) makes
+  // lookups in ascending UID order cost amortized O(1); any value is safe.
+  const search::MessageKeys* find(store::Uid uid, size_t& cursor) const;
+  const search::MessageKeys* find(store::Uid uid) const {
+    size_t cursor = 0;
+    return find(uid, cursor);
+  }
+  // Keeps the keys of `fresh` (ascending UIDs, none cached yet), dropping
+  // their FETCH parts, while the byte limit allows; those it takes are
+  // moved out, the others are left in `fresh` to be used once.
+  void put(Fresh& fresh);
+  // One message's keys: the kept keys, or nullptr when they would pass the
+  // byte limit (then `keys` is left with them, FETCH parts dropped).
   const search::MessageKeys* put(store::Uid uid, search::MessageKeys&& keys);
-  // Forgets expunged messages.
+  // Forgets expunged messages; `uids` ascending.
   void erase(std::span<const store::Uid> uids);
 
   size_t size() const { return entries_.size(); }
   size_t bytes() const { return bytes_; }
 
  private:
-  std::unordered_map<store::Uid, search::MessageKeys> entries_;
+  struct Entry {
+    store::Uid uid;
+    std::unique_ptr<search::MessageKeys> keys;  // boxed: pointers outlive inserts
+  };
+  std::vector<Entry> entries_;  // ascending UIDs
   size_t limit_bytes_;
   size_t bytes_ = 0;
 };

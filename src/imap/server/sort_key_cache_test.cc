@@ -63,5 +63,33 @@ TEST(SortKeyCacheTest, RefusesPastItsBound) {
   EXPECT_NE(cache.put(3, record_with("x")), nullptr);
 }
 
+TEST(SortKeyCacheTest, KeysReadForASubsetFirstMergeInOrder) {
+  SortKeyCache cache;
+  SortKeyCache::Fresh first;
+  first.emplace_back(5, record_with("five"));
+  first.emplace_back(10, record_with("ten"));
+  cache.put(first);
+  SortKeyCache::Fresh later;
+  for (store::Uid uid : {3, 7, 12}) {
+    later.emplace_back(uid, record_with("n" + std::to_string(uid)));
+  }
+  cache.put(later);
+  ASSERT_EQ(cache.size(), 5u);
+  size_t cursor = 0;
+  const char* subjects[] = {"N3", "FIVE", "N7", "TEN", "N12"};
+  const store::Uid uids[] = {3, 5, 7, 10, 12};
+  for (size_t i = 0; i < 5; ++i) {
+    const search::MessageKeys* k = cache.find(uids[i], cursor);
+    ASSERT_NE(k, nullptr) << uids[i];
+    EXPECT_EQ(k->subject, subjects[i]);
+    EXPECT_EQ(cache.find(uids[i] + 1, cursor), nullptr);
+  }
+  // Any cursor is safe, a stale one included.
+  size_t stale = 4;
+  EXPECT_EQ(cache.find(5, stale)->subject, "FIVE");
+  stale = 99;
+  EXPECT_EQ(cache.find(12, stale)->subject, "N12");
+}
+
 }  // namespace
 }  // namespace peregrine::imap

@@ -42,36 +42,37 @@ void for_each_message(CommandContext& ctx, std::span<const std::uint32_t> seqs,
                       const MessageVisitor& visit, bool with_records) {
   SelectedView& view = ctx.view();
   MailboxHub& hub = view.hub();
-  SortKeyCache& keys = hub.sort_keys();
+  SortKeyCache& cache = hub.sort_keys();
   const std::string& mailbox = hub.name();
+  size_t cursor = 0;  // seqs ascend, so do their UIDs
   for (size_t begin = 0; begin < seqs.size(); begin += kRecordBatch) {
-    const size_t end = std::min(seqs.size(), begin + kRecordBatch);
-    // The batch's key records: from the hub's cache, else read now.
-    std::vector<const search::MessageKeys*> records(end - begin, nullptr);
+    const size_t n = std::min(seqs.size(), begin + kRecordBatch) - begin;
+    // The batch's keys: from the hub's cache, else read now.
+    std::vector<const store::MessageMeta*> metas(n, nullptr);
+    std::vector<const search::MessageKeys*> keys(n, nullptr);
     store::UidSet missing;
-    for (size_t i = begin; i < end; ++i) {
-      const store::MessageMeta* meta = view.meta_at(seqs[i]);
-      if (meta == nullptr || !with_records) {
+    for (size_t k = 0; k < n; ++k) {
+      metas[k] = view.meta_at(seqs[begin + k]);
+      if (metas[k] == nullptr || !with_records) {
         continue;
       }
-      records[i - begin] = keys.find(meta->uid);
-      if (records[i - begin] == nullptr) {
-        missing.add(meta->uid);
+      keys[k] = cache.find(metas[k]->uid, cursor);
+      if (keys[k] == nullptr) {
+        missing.add(metas[k]->uid);
       }
     }
-    // Records the cache has no room for live until the batch is visited.
-    std::vector<search::MessageKeys> uncached;
+    // Keys the cache has no room for stay here until the batch is visited.
+    SortKeyCache::Fresh fresh;
     if (!missing.empty()) {
-      uncached.reserve(end - begin);  // no reallocation: pointers stay valid
       std::vector<store::CacheEntry> entries;
       if (auto read = ctx.store().cache_records(mailbox, missing)) {
         entries = std::move(*read);
       }
       // Entries come in ascending UID order, as the sequence numbers do.
       size_t next = 0;
-      for (size_t i = begin; i < end; ++i) {
-        const store::MessageMeta* meta = view.meta_at(seqs[i]);
-        if (meta == nullptr || records[i - begin] != nullptr) {
+      for (size_t k = 0; k < n; ++k) {
+        const store::MessageMeta* meta = metas[k];
+        if (meta == nullptr || keys[k] != nullptr || !with_records) {
           continue;
         }
         while (next < entries.size() && entries[next].uid < meta->uid) {
@@ -83,24 +84,31 @@ void for_each_message(CommandContext& ctx, std::span<const std::uint32_t> seqs,
         }
         LazyBody body(ctx.store(), mailbox, meta->uid);
         std::optional<mime::CacheRecord> record = cache_record_of(stored, body);
-        if (!record) {
+        if (record) {
+          fresh.emplace_back(meta->uid, search::message_keys(std::move(*record)));
+        }
+      }
+      cache.put(fresh);
+      size_t f = 0;
+      for (size_t k = 0; k < n; ++k) {
+        if (metas[k] == nullptr || keys[k] != nullptr || !with_records) {
           continue;
         }
-        search::MessageKeys derived = search::message_keys(std::move(*record));
-        records[i - begin] = keys.put(meta->uid, std::move(derived));
-        if (records[i - begin] == nullptr) {
-          uncached.push_back(std::move(derived));
-          records[i - begin] = &uncached.back();
+        keys[k] = cache.find(metas[k]->uid, cursor);
+        while (f < fresh.size() && fresh[f].first < metas[k]->uid) {
+          ++f;
+        }
+        if (keys[k] == nullptr && f < fresh.size() && fresh[f].first == metas[k]->uid) {
+          keys[k] = &fresh[f].second;  // not cached: used once
         }
       }
     }
-    for (size_t i = begin; i < end; ++i) {
-      const store::MessageMeta* meta = view.meta_at(seqs[i]);
-      if (meta == nullptr) {
-        continue;
+    for (size_t k = 0; k < n; ++k) {
+      if (metas[k] != nullptr) {
+        const search::MessageFacts facts{seqs[begin + k], metas[k]->internal_date.seconds,
+                                         metas[k]->size};
+        visit(facts, keys[k]);
       }
-      const search::MessageFacts facts{seqs[i], meta->internal_date.seconds, meta->size};
-      visit(facts, records[i - begin]);
     }
   }
 }
