@@ -72,8 +72,7 @@ void Sorter::add(const MessageFacts& message, const mime::CacheRecord* record) {
   if (record == nullptr) {
     return add(message, static_cast<const MessageKeys*>(nullptr));
   }
-  const MessageKeys keys = message_keys(*record);
-  add(message, &keys);
+  add(message, &owned_.emplace_back(message_keys(*record)));
 }
 
 void Sorter::add(const MessageFacts& message, const MessageKeys* keys) {

@@ -11,8 +11,10 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "search/message_keys.h"
@@ -48,7 +50,8 @@ class Sorter {
   // Adds a message; `record` is its cache record, or null when it has none
   // (then its string keys are empty and its sent date is INTERNALDATE).
   void add(const MessageFacts& message, const mime::CacheRecord* record);
-  // The same with the keys derived already (cheaper).
+  // The same with the keys derived already (cheaper): `keys` must stay alive
+  // and unchanged until sorted() returns (the Sorter refers to its strings).
   void add(const MessageFacts& message, const MessageKeys* keys);
   void add(const MessageFacts& message, std::nullptr_t) {
     add(message, static_cast<const MessageKeys*>(nullptr));
@@ -61,12 +64,13 @@ class Sorter {
     SortField field;
     bool reverse;
     bool numeric;
-    std::vector<int64_t> numbers;  // when numeric
-    std::vector<std::string> strings;
+    std::vector<int64_t> numbers;           // when numeric
+    std::vector<std::string_view> strings;  // into added keys or owned_
   };
 
   std::vector<Column> columns_;
   std::vector<uint32_t> seqs_;
+  std::deque<MessageKeys> owned_;  // keys derived here from cache records
 };
 
 }  // namespace peregrine::search

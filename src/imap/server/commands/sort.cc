@@ -52,7 +52,8 @@ void sort(CommandContext& ctx) {
   }
   search::Sorter sorter(criteria);
   sorter.reserve(selected->size());
-  for_each_message(
+  // The sorter refers to the keys: `held` keeps those the hub does not.
+  const UncachedKeys held = for_each_message(
       ctx, *selected,
       [&](const search::MessageFacts& m, const search::MessageKeys* keys) { sorter.add(m, keys); },
       sorter.needs_records());

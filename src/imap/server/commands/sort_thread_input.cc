@@ -38,13 +38,14 @@ std::optional<std::vector<std::uint32_t>> select_messages(CommandContext& ctx, c
   return std::move(*found);
 }
 
-void for_each_message(CommandContext& ctx, std::span<const std::uint32_t> seqs,
-                      const MessageVisitor& visit, bool with_records) {
+UncachedKeys for_each_message(CommandContext& ctx, std::span<const std::uint32_t> seqs,
+                              const MessageVisitor& visit, bool with_records) {
   SelectedView& view = ctx.view();
   MailboxHub& hub = view.hub();
   SortKeyCache& cache = hub.sort_keys();
   const std::string& mailbox = hub.name();
   size_t cursor = 0;  // seqs ascend, so do their UIDs
+  UncachedKeys uncached;
   for (size_t begin = 0; begin < seqs.size(); begin += kRecordBatch) {
     const size_t n = std::min(seqs.size(), begin + kRecordBatch) - begin;
     // The batch's keys: from the hub's cache, else read now.
@@ -61,8 +62,7 @@ void for_each_message(CommandContext& ctx, std::span<const std::uint32_t> seqs,
         missing.add(metas[k]->uid);
       }
     }
-    // Keys the cache has no room for stay here until the batch is visited.
-    SortKeyCache::Fresh fresh;
+    SortKeyCache::Fresh& fresh = uncached.emplace_back();
     if (!missing.empty()) {
       std::vector<store::CacheEntry> entries;
       if (auto read = ctx.store().cache_records(mailbox, missing)) {
@@ -111,6 +111,7 @@ void for_each_message(CommandContext& ctx, std::span<const std::uint32_t> seqs,
       }
     }
   }
+  return uncached;
 }
 
 }  // namespace peregrine::imap::commands

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "imap/server/command_context.h"
+#include "imap/server/sort_key_cache.h"
 #include "mime/cache_record.h"
 #include "search/message_keys.h"
 
@@ -34,7 +35,12 @@ using MessageVisitor =
 // (a message whose record is missing or unreadable is parsed from its file
 // once); `keys` is null only when even that fails, or when
 // `with_records` is false (then nothing is read at all).
-void for_each_message(CommandContext& ctx, std::span<const std::uint32_t> seqs,
-                      const MessageVisitor& visit, bool with_records = true);
+//
+// The keys stay alive and unchanged while the returned holder lives: the
+// hub's cache has most; the holder has those past the cache's byte bound.
+using UncachedKeys = std::vector<SortKeyCache::Fresh>;
+[[nodiscard]] UncachedKeys for_each_message(CommandContext& ctx,
+                                            std::span<const std::uint32_t> seqs,
+                                            const MessageVisitor& visit, bool with_records = true);
 
 }  // namespace peregrine::imap::commands
