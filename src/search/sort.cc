@@ -43,11 +43,22 @@ const std::string& string_key(SortField f, const MessageKeys& k) {
   }
 }
 
+// The first 8 bytes of `s` as a big-endian number, zero-padded: unequal
+// prefixes order two strings as comparing their bytes would, so most
+// comparisons never touch the strings themselves.
+uint64_t prefix_of(std::string_view s) {
+  uint64_t p = 0;
+  for (size_t i = 0; i < 8; ++i) {
+    p = (p << 8) | (i < s.size() ? static_cast<unsigned char>(s[i]) : 0u);
+  }
+  return p;
+}
+
 }  // namespace
 
 Sorter::Sorter(std::span<const SortCriterion> criteria) {
   for (const SortCriterion& c : criteria) {
-    columns_.push_back(Column{c.field, c.reverse, is_numeric(c.field), {}, {}});
+    columns_.push_back(Column{c.field, c.reverse, is_numeric(c.field), {}, {}, {}});
   }
 }
 
@@ -58,6 +69,7 @@ void Sorter::reserve(size_t messages) {
       c.numbers.reserve(messages);
     } else {
       c.strings.reserve(messages);
+      c.prefixes.reserve(messages);
     }
   }
 }
@@ -81,10 +93,13 @@ void Sorter::add(const MessageFacts& message, const MessageKeys* keys) {
   for (Column& c : columns_) {
     if (c.numeric) {
       c.numbers.push_back(number_key(c.field, message, record));
-    } else if (keys == nullptr) {
-      c.strings.emplace_back();
     } else {
-      c.strings.push_back(string_key(c.field, *keys));
+      std::string_view key;  // (a ?: with "" would view a temporary copy)
+      if (keys != nullptr) {
+        key = string_key(c.field, *keys);
+      }
+      c.strings.push_back(key);
+      c.prefixes.push_back(prefix_of(key));
     }
   }
 }
@@ -97,6 +112,8 @@ std::vector<uint32_t> Sorter::sorted() const {
       int cmp = 0;
       if (c.numeric) {
         cmp = c.numbers[a] < c.numbers[b] ? -1 : (c.numbers[a] > c.numbers[b] ? 1 : 0);
+      } else if (c.prefixes[a] != c.prefixes[b]) {
+        cmp = c.prefixes[a] < c.prefixes[b] ? -1 : 1;
       } else {
         cmp = c.strings[a].compare(c.strings[b]);
       }

@@ -66,6 +66,7 @@ class Sorter {
     bool numeric;
     std::vector<int64_t> numbers;           // when numeric
     std::vector<std::string_view> strings;  // into added keys or owned_
+    std::vector<uint64_t> prefixes;         // of strings (sort.cc prefix_of)
   };
 
   std::vector<Column> columns_;
