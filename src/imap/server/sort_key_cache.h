@@ -11,9 +11,11 @@
 //
 // Memory bound: the entries' estimated heap bytes (key record, its strings'
 // buffers and a table slot each) stay under the byte limit given at
-// construction, kDefaultLimitBytes (64 MiB) for a hub, about 200,000
-// messages of typical mail. Past the limit put() refuses, and the caller
-// uses the record once and drops it (the slow path of reading the store).
+// construction, kDefaultLimitBytes (128 MiB) for a hub. A message costs
+// about 600 bytes of fixed size plus its keys' text, so roughly 800 bytes
+// of typical mail (an estimate, not a measurement): about 160,000
+// messages. Past the limit put() refuses, and the caller uses those keys
+// for one command and drops them (reading the store each time, as before).
 //
 // Thread safety: none; used on the user's strand only, as the hub is.
 
@@ -31,7 +33,7 @@ namespace peregrine::imap {
 
 class SortKeyCache {
  public:
-  static constexpr size_t kDefaultLimitBytes = size_t{64} << 20;
+  static constexpr size_t kDefaultLimitBytes = size_t{128} << 20;
   using Fresh = std::vector<std::pair<store::Uid, search::MessageKeys>>;
 
   explicit SortKeyCache(size_t limit_bytes = kDefaultLimitBytes) : limit_bytes_(limit_bytes) {}
