@@ -6,6 +6,7 @@
 // file.
 
 #include <cstdint>
+#include <string>
 
 #include "mime/cache_record.h"
 
@@ -25,5 +26,18 @@ struct MessageFacts {
 inline int64_t sent_date(const MessageFacts& m, const mime::CacheRecord* record) {
   return record != nullptr && record->sent_date ? record->sent_date->utc_seconds : m.internal_date;
 }
+
+// A message's cache record with the string keys SORT and THREAD compare
+// derived from it once: i;ascii-casemap of the base subject (RFC 5256 §2.1)
+// and of the first From/To/Cc addr-mailbox and display names (RFC 5957).
+// What a mailbox keeps in memory between SORT and THREAD commands.
+struct MessageKeys {
+  mime::CacheRecord record;
+  std::string subject;  // base subject
+  bool reply_or_forward = false;
+  std::string from, to, cc, display_from, display_to;
+};
+
+MessageKeys message_keys(mime::CacheRecord record);
 
 }  // namespace peregrine::search

@@ -4,8 +4,6 @@
 #include <limits>
 #include <numeric>
 
-#include "search/base_subject.h"
-
 namespace peregrine::search {
 namespace {
 
@@ -26,33 +24,41 @@ int64_t number_key(SortField f, const MessageFacts& m, const mime::CacheRecord* 
   }
 }
 
-std::string string_key(SortField f, const mime::CacheRecord* r) {
-  if (r == nullptr) {
-    return {};
-  }
+const std::string& string_key(SortField f, const MessageKeys& k) {
   switch (f) {
     case SortField::kCc:
-      return ascii_casemap(r->cc_mailbox);
+      return k.cc;
     case SortField::kFrom:
-      return ascii_casemap(r->from_mailbox);
+      return k.from;
     case SortField::kTo:
-      return ascii_casemap(r->to_mailbox);
+      return k.to;
     case SortField::kSubject:
-      return ascii_casemap(extract_base_subject(r->subject).text);
+      return k.subject;
     case SortField::kDisplayFrom:
-      return ascii_casemap(r->from_display);
+      return k.display_from;
     case SortField::kDisplayTo:
-      return ascii_casemap(r->to_display);
+      return k.display_to;
     default:
-      return {};
+      return k.subject;  // never: numeric fields have no string key
   }
+}
+
+// The first 8 bytes of `s` as a big-endian number, zero-padded: unequal
+// prefixes order two strings as comparing their bytes would, so most
+// comparisons never touch the strings themselves.
+uint64_t prefix_of(std::string_view s) {
+  uint64_t p = 0;
+  for (size_t i = 0; i < 8; ++i) {
+    p = (p << 8) | (i < s.size() ? static_cast<unsigned char>(s[i]) : 0u);
+  }
+  return p;
 }
 
 }  // namespace
 
 Sorter::Sorter(std::span<const SortCriterion> criteria) {
   for (const SortCriterion& c : criteria) {
-    columns_.push_back(Column{c.field, c.reverse, is_numeric(c.field), {}, {}});
+    columns_.push_back(Column{c.field, c.reverse, is_numeric(c.field), {}, {}, {}});
   }
 }
 
@@ -63,17 +69,37 @@ void Sorter::reserve(size_t messages) {
       c.numbers.reserve(messages);
     } else {
       c.strings.reserve(messages);
+      c.prefixes.reserve(messages);
     }
   }
 }
 
+bool Sorter::needs_records() const {
+  return std::any_of(columns_.begin(), columns_.end(), [](const Column& c) {
+    return c.field != SortField::kArrival && c.field != SortField::kSize;
+  });
+}
+
 void Sorter::add(const MessageFacts& message, const mime::CacheRecord* record) {
+  if (record == nullptr) {
+    return add(message, static_cast<const MessageKeys*>(nullptr));
+  }
+  add(message, &owned_.emplace_back(message_keys(*record)));
+}
+
+void Sorter::add(const MessageFacts& message, const MessageKeys* keys) {
+  const mime::CacheRecord* record = keys != nullptr ? &keys->record : nullptr;
   seqs_.push_back(message.seq);
   for (Column& c : columns_) {
     if (c.numeric) {
       c.numbers.push_back(number_key(c.field, message, record));
     } else {
-      c.strings.push_back(string_key(c.field, record));
+      std::string_view key;  // (a ?: with "" would view a temporary copy)
+      if (keys != nullptr) {
+        key = string_key(c.field, *keys);
+      }
+      c.strings.push_back(key);
+      c.prefixes.push_back(prefix_of(key));
     }
   }
 }
@@ -86,6 +112,8 @@ std::vector<uint32_t> Sorter::sorted() const {
       int cmp = 0;
       if (c.numeric) {
         cmp = c.numbers[a] < c.numbers[b] ? -1 : (c.numbers[a] > c.numbers[b] ? 1 : 0);
+      } else if (c.prefixes[a] != c.prefixes[b]) {
+        cmp = c.prefixes[a] < c.prefixes[b] ? -1 : 1;
       } else {
         cmp = c.strings[a].compare(c.strings[b]);
       }

@@ -9,9 +9,12 @@
 //
 // Thread safety: none; one Sorter per command.
 
+#include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "search/message_keys.h"
@@ -41,9 +44,18 @@ class Sorter {
   explicit Sorter(std::span<const SortCriterion> criteria);
 
   void reserve(size_t messages);
+  // Whether any criterion reads the cache record (all but ARRIVAL and SIZE
+  // do); when none does, add() may be given null records.
+  bool needs_records() const;
   // Adds a message; `record` is its cache record, or null when it has none
   // (then its string keys are empty and its sent date is INTERNALDATE).
   void add(const MessageFacts& message, const mime::CacheRecord* record);
+  // The same with the keys derived already (cheaper): `keys` must stay alive
+  // and unchanged until sorted() returns (the Sorter refers to its strings).
+  void add(const MessageFacts& message, const MessageKeys* keys);
+  void add(const MessageFacts& message, std::nullptr_t) {
+    add(message, static_cast<const MessageKeys*>(nullptr));
+  }
   // The sequence numbers of the added messages, in order.
   std::vector<uint32_t> sorted() const;
 
@@ -52,12 +64,14 @@ class Sorter {
     SortField field;
     bool reverse;
     bool numeric;
-    std::vector<int64_t> numbers;  // when numeric
-    std::vector<std::string> strings;
+    std::vector<int64_t> numbers;           // when numeric
+    std::vector<std::string_view> strings;  // into added keys or owned_
+    std::vector<uint64_t> prefixes;         // of strings (sort.cc prefix_of)
   };
 
   std::vector<Column> columns_;
   std::vector<uint32_t> seqs_;
+  std::deque<MessageKeys> owned_;  // keys derived here from cache records
 };
 
 }  // namespace peregrine::search

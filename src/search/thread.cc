@@ -331,15 +331,22 @@ std::vector<ThreadEntry> Forest::build() {
 }  // namespace
 
 ThreadMessage thread_message(const MessageFacts& message, const mime::CacheRecord* record) {
+  if (record == nullptr) {
+    return thread_message(message, static_cast<const MessageKeys*>(nullptr));
+  }
+  const MessageKeys keys = message_keys(*record);
+  return thread_message(message, &keys);
+}
+
+ThreadMessage thread_message(const MessageFacts& message, const MessageKeys* keys) {
   ThreadMessage t;
   t.seq = message.seq;
-  t.sent_date = sent_date(message, record);
-  if (record != nullptr) {
-    BaseSubject subject = extract_base_subject(record->subject);
-    t.subject = ascii_casemap(subject.text);
-    t.reply_or_forward = subject.reply_or_forward;
-    t.message_id = record->message_id;
-    t.references = record->references;
+  t.sent_date = sent_date(message, keys != nullptr ? &keys->record : nullptr);
+  if (keys != nullptr) {
+    t.subject = keys->subject;
+    t.reply_or_forward = keys->reply_or_forward;
+    t.message_id = keys->record.message_id;
+    t.references = keys->record.references;
   }
   return t;
 }

@@ -10,6 +10,7 @@
 //
 // Thread safety: none needed; the functions share no state.
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -29,6 +30,10 @@ struct ThreadMessage {
 };
 
 ThreadMessage thread_message(const MessageFacts& message, const mime::CacheRecord* record);
+ThreadMessage thread_message(const MessageFacts& message, const MessageKeys* keys);
+inline ThreadMessage thread_message(const MessageFacts& message, std::nullptr_t) {
+  return thread_message(message, static_cast<const MessageKeys*>(nullptr));
+}
 
 // A thread forest in pre-order: every node followed by its subtrees, each
 // node telling how many children it has. `seq` 0 is a dummy (a missing

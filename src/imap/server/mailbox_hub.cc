@@ -112,6 +112,7 @@ void MailboxHub::on_expunged(std::span<const store::Uid> uids, store::ModSeq mod
   std::erase_if(messages_, [&](const store::MessageMeta& m) {
     return std::binary_search(sorted.begin(), sorted.end(), m.uid);
   });
+  sort_keys_.erase(sorted);
   highest_modseq_ = std::max(highest_modseq_, modseq);
   for (SelectedView* view : std::vector<SelectedView*>(views_)) {
     view->on_expunged(sorted);

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "base/result.h"
+#include "imap/server/sort_key_cache.h"
 #include "store/api/listener.h"
 #include "store/api/types.h"
 #include "store/api/user_store.h"
@@ -56,6 +57,10 @@ class MailboxHub final : public store::MailboxListener {
   // Every keyword the mailbox's messages have had since the hub opened, in
   // order of first appearance (first spelling kept). Only grows.
   const std::vector<std::string>& keywords() const { return keywords_; }
+  // The SORT and THREAD keys of the messages a SORT or THREAD has read so
+  // far (sort_key_cache.h): filled by the commands, trimmed here on expunge,
+  // dropped with the hub.
+  SortKeyCache& sort_keys() { return sort_keys_; }
   // The mailbox was deleted; the hub hears nothing more.
   bool deleted() const { return deleted_; }
 
@@ -81,6 +86,7 @@ class MailboxHub final : public store::MailboxListener {
   std::vector<store::MessageMeta> messages_;
   std::vector<std::string> keywords_;
   std::vector<SelectedView*> views_;
+  SortKeyCache sort_keys_;
   bool deleted_ = false;
   // Last, so it is destroyed first: no call arrives at a half-destroyed hub.
   store::Watch watch_;

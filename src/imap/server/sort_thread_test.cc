@@ -56,6 +56,22 @@ class SortThreadTest : public ::testing::Test {
   }
   std::string sort(const std::string& args) { return first_line("SORT " + args); }
 
+  // The line of `client`'s answer to `command` that starts with `prefix`
+  // (untagged updates may come first); the command must end in OK.
+  static std::string line_of(TestClient& client, const std::string& command,
+                             std::string_view prefix) {
+    std::string out = client.run("y " + command);
+    EXPECT_THAT(tagged_line(out), ::testing::StartsWith("y OK")) << command << ": " << out;
+    size_t at = out.find(prefix);
+    return at == std::string::npos ? out : out.substr(at, out.find("\r\n", at) - at);
+  }
+  std::string sort_of(TestClient& client, const std::string& args) {
+    return line_of(client, "SORT " + args, "* SORT");
+  }
+  std::string thread_of(TestClient& client, const std::string& args) {
+    return line_of(client, "THREAD " + args, "* THREAD");
+  }
+
   TestServer server_;
   TestClient c_;
 };
@@ -109,6 +125,59 @@ TEST_F(SortThreadTest, Thread) {
   // Only the selected messages are threaded: 3's parent is left out.
   EXPECT_EQ(first_line("THREAD REFERENCES UTF-8 NOT 1"), "* THREAD (2 4)(3)");
   EXPECT_EQ(first_line("THREAD REFERENCES UTF-8 SUBJECT nothing"), "* THREAD");
+}
+
+// The hub keeps the keys the first SORT read (sort_key_cache.h); later
+// answers must follow appends and expunges as a fresh read would.
+TEST_F(SortThreadTest, NewMessageAfterFirstSort) {
+  EXPECT_EQ(sort_of(c_, "(DATE) UTF-8 ALL"), "* SORT 2 4 3 1");
+  append("12-Jan-2020 00:00:00 +0000",
+         "From: eve@x.org\r\nSubject: Re: Apples\r\nDate: Tue, 31 Dec 2019 00:00:00 +0000\r\n"
+         "Message-ID: <5@x.org>\r\nReferences: <1@x.org> <3@x.org>\r\n\r\ne\r\n");
+  EXPECT_EQ(sort_of(c_, "(DATE) UTF-8 ALL"), "* SORT 5 2 4 3 1");
+  EXPECT_EQ(sort_of(c_, "(FROM) UTF-8 ALL"), "* SORT 2 3 4 5 1");
+  EXPECT_EQ(thread_of(c_, "REFERENCES UTF-8 ALL"), "* THREAD (2 4)(1 3 5)");
+}
+
+TEST_F(SortThreadTest, ExpungeBetweenSorts) {
+  // A subset first: the rest of the keys are read into the middle later.
+  EXPECT_EQ(sort_of(c_, "(DATE) UTF-8 2:3"), "* SORT 2 3");
+  EXPECT_EQ(sort_of(c_, "(DATE) UTF-8 ALL"), "* SORT 2 4 3 1");
+  const std::string warm_thread = thread_of(c_, "REFERENCES UTF-8 ALL");
+  EXPECT_EQ(warm_thread, "* THREAD (2 4)(1 3)");
+  EXPECT_THAT(c_.run("d1 STORE 2 +FLAGS (\\Deleted)"), HasSubstr("d1 OK"));
+  EXPECT_THAT(c_.run("d2 EXPUNGE"), HasSubstr("d2 OK"));
+  // Old 4, 3, 1 are now 3, 2, 1.
+  EXPECT_EQ(sort_of(c_, "(DATE) UTF-8 ALL"), "* SORT 3 2 1");
+  EXPECT_EQ(sort_of(c_, "(SUBJECT) UTF-8 ALL"), "* SORT 1 2 3");
+  const std::string after = thread_of(c_, "REFERENCES UTF-8 ALL");
+  const std::string after_subject = sort_of(c_, "(CC) UTF-8 ALL");
+  // Reopening the mailbox (this session was its only one) drops the hub and
+  // its keys: the answers read afresh must be the same.
+  EXPECT_THAT(c_.run("d3 UNSELECT"), HasSubstr("d3 OK"));
+  EXPECT_THAT(c_.run("d4 SELECT INBOX"), HasSubstr("d4 OK"));
+  EXPECT_EQ(thread_of(c_, "REFERENCES UTF-8 ALL"), after);
+  EXPECT_EQ(sort_of(c_, "(CC) UTF-8 ALL"), after_subject);
+  EXPECT_EQ(sort_of(c_, "(DATE) UTF-8 ALL"), "* SORT 3 2 1");
+}
+
+TEST_F(SortThreadTest, TwoSessionsInOneMailbox) {
+  TestClient other(server_);
+  other.login();
+  EXPECT_THAT(other.run("o1 SELECT INBOX"), HasSubstr("o1 OK"));
+  EXPECT_EQ(sort_of(c_, "(DATE) UTF-8 ALL"), "* SORT 2 4 3 1");
+  EXPECT_EQ(sort_of(other, "(DATE) UTF-8 ALL"), "* SORT 2 4 3 1");
+  // The other session appends one message and expunges its first.
+  other.append("INBOX",
+               "Subject: early\r\nDate: Mon, 30 Dec 2019 00:00:00 +0000\r\n"
+               "Message-ID: <6@x.org>\r\n\r\nf\r\n");
+  EXPECT_THAT(other.run("o2 STORE 1 +FLAGS (\\Deleted)"), HasSubstr("o2 OK"));
+  EXPECT_THAT(other.run("o3 EXPUNGE"), HasSubstr("o3 OK"));
+  // Old 2, 4, 3 are now 1, 3, 2; the new message is 4 and sorts first.
+  EXPECT_EQ(sort_of(other, "(DATE) UTF-8 ALL"), "* SORT 4 1 3 2");
+  EXPECT_THAT(c_.run("n1 NOOP"), HasSubstr("n1 OK"));
+  EXPECT_EQ(sort_of(c_, "(DATE) UTF-8 ALL"), "* SORT 4 1 3 2");
+  EXPECT_EQ(sort_of(c_, "(REVERSE DATE) UTF-8 ALL"), "* SORT 2 3 1 4");
 }
 
 TEST_F(SortThreadTest, Errors) {

@@ -52,10 +52,11 @@ void sort(CommandContext& ctx) {
   }
   search::Sorter sorter(criteria);
   sorter.reserve(selected->size());
-  for_each_message(ctx, *selected,
-                   [&](const search::MessageFacts& m, const mime::CacheRecord* record) {
-                     sorter.add(m, record);
-                   });
+  // The sorter refers to the keys: `held` keeps those the hub does not.
+  const UncachedKeys held = for_each_message(
+      ctx, *selected,
+      [&](const search::MessageFacts& m, const search::MessageKeys* keys) { sorter.add(m, keys); },
+      sorter.needs_records());
   std::vector<std::uint32_t> order = sorter.sorted();
   if (ctx.command.uid) {
     for (std::uint32_t& n : order) {

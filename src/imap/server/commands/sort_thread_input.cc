@@ -38,40 +38,80 @@ std::optional<std::vector<std::uint32_t>> select_messages(CommandContext& ctx, c
   return std::move(*found);
 }
 
-void for_each_message(CommandContext& ctx, std::span<const std::uint32_t> seqs,
-                      const MessageVisitor& visit) {
+UncachedKeys for_each_message(CommandContext& ctx, std::span<const std::uint32_t> seqs,
+                              const MessageVisitor& visit, bool with_records) {
   SelectedView& view = ctx.view();
-  const std::string& mailbox = view.hub().name();
+  MailboxHub& hub = view.hub();
+  SortKeyCache& cache = hub.sort_keys();
+  const std::string& mailbox = hub.name();
+  size_t cursor = 0;  // seqs ascend, so do their UIDs
+  UncachedKeys uncached;
   for (size_t begin = 0; begin < seqs.size(); begin += kRecordBatch) {
-    const size_t end = std::min(seqs.size(), begin + kRecordBatch);
-    store::UidSet uids;
-    for (size_t i = begin; i < end; ++i) {
-      uids.add(view.uid_at(seqs[i]));
-    }
-    std::vector<store::CacheEntry> entries;
-    if (auto read = ctx.store().cache_records(mailbox, uids)) {
-      entries = std::move(*read);
-    }
-    // Entries come in ascending UID order, as the sequence numbers do.
-    size_t next = 0;
-    for (size_t i = begin; i < end; ++i) {
-      const store::MessageMeta* meta = view.meta_at(seqs[i]);
-      if (meta == nullptr) {
+    const size_t n = std::min(seqs.size(), begin + kRecordBatch) - begin;
+    // The batch's keys: from the hub's cache, else read now.
+    std::vector<const store::MessageMeta*> metas(n, nullptr);
+    std::vector<const search::MessageKeys*> keys(n, nullptr);
+    store::UidSet missing;
+    for (size_t k = 0; k < n; ++k) {
+      metas[k] = view.meta_at(seqs[begin + k]);
+      if (metas[k] == nullptr || !with_records) {
         continue;
       }
-      while (next < entries.size() && entries[next].uid < meta->uid) {
-        ++next;
+      keys[k] = cache.find(metas[k]->uid, cursor);
+      if (keys[k] == nullptr) {
+        missing.add(metas[k]->uid);
       }
-      std::string_view stored;
-      if (next < entries.size() && entries[next].uid == meta->uid) {
-        stored = entries[next].record;
+    }
+    SortKeyCache::Fresh& fresh = uncached.emplace_back();
+    if (!missing.empty()) {
+      std::vector<store::CacheEntry> entries;
+      if (auto read = ctx.store().cache_records(mailbox, missing)) {
+        entries = std::move(*read);
       }
-      LazyBody body(ctx.store(), mailbox, meta->uid);
-      std::optional<mime::CacheRecord> record = cache_record_of(stored, body);
-      const search::MessageFacts facts{seqs[i], meta->internal_date.seconds, meta->size};
-      visit(facts, record ? &*record : nullptr);
+      // Entries come in ascending UID order, as the sequence numbers do.
+      size_t next = 0;
+      for (size_t k = 0; k < n; ++k) {
+        const store::MessageMeta* meta = metas[k];
+        if (meta == nullptr || keys[k] != nullptr || !with_records) {
+          continue;
+        }
+        while (next < entries.size() && entries[next].uid < meta->uid) {
+          ++next;
+        }
+        std::string_view stored;
+        if (next < entries.size() && entries[next].uid == meta->uid) {
+          stored = entries[next].record;
+        }
+        LazyBody body(ctx.store(), mailbox, meta->uid);
+        std::optional<mime::CacheRecord> record = cache_record_of(stored, body);
+        if (record) {
+          fresh.emplace_back(meta->uid, search::message_keys(std::move(*record)));
+        }
+      }
+      cache.put(fresh);
+      size_t f = 0;
+      for (size_t k = 0; k < n; ++k) {
+        if (metas[k] == nullptr || keys[k] != nullptr || !with_records) {
+          continue;
+        }
+        keys[k] = cache.find(metas[k]->uid, cursor);
+        while (f < fresh.size() && fresh[f].first < metas[k]->uid) {
+          ++f;
+        }
+        if (keys[k] == nullptr && f < fresh.size() && fresh[f].first == metas[k]->uid) {
+          keys[k] = &fresh[f].second;  // not cached: used once
+        }
+      }
+    }
+    for (size_t k = 0; k < n; ++k) {
+      if (metas[k] != nullptr) {
+        const search::MessageFacts facts{seqs[begin + k], metas[k]->internal_date.seconds,
+                                         metas[k]->size};
+        visit(facts, keys[k]);
+      }
     }
   }
+  return uncached;
 }
 
 }  // namespace peregrine::imap::commands

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "imap/server/command_context.h"
+#include "imap/server/sort_key_cache.h"
 #include "mime/cache_record.h"
 #include "search/message_keys.h"
 
@@ -25,13 +26,21 @@ std::optional<std::vector<std::uint32_t>> select_messages(CommandContext& ctx, c
                                                           std::string_view charset);
 
 using MessageVisitor =
-    std::function<void(const search::MessageFacts&, const mime::CacheRecord* record)>;
+    std::function<void(const search::MessageFacts&, const search::MessageKeys* keys)>;
 
 // Calls `visit` for each of `seqs` (ascending, no ghosts) in order, with its
-// cache record: read from the store in batches, one record alive at a time;
-// a message whose record is missing or unreadable is parsed from its file
-// once; `record` is null only when even that fails.
-void for_each_message(CommandContext& ctx, std::span<const std::uint32_t> seqs,
-                      const MessageVisitor& visit);
+// keys (its cache record without the FETCH parts, and the compared strings
+// derived from it): from the mailbox
+// hub's SortKeyCache, else read from the store in batches and kept there
+// (a message whose record is missing or unreadable is parsed from its file
+// once); `keys` is null only when even that fails, or when
+// `with_records` is false (then nothing is read at all).
+//
+// The keys stay alive and unchanged while the returned holder lives: the
+// hub's cache has most; the holder has those past the cache's byte bound.
+using UncachedKeys = std::vector<SortKeyCache::Fresh>;
+[[nodiscard]] UncachedKeys for_each_message(CommandContext& ctx,
+                                            std::span<const std::uint32_t> seqs,
+                                            const MessageVisitor& visit, bool with_records = true);
 
 }  // namespace peregrine::imap::commands

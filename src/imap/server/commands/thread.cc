@@ -21,10 +21,10 @@ void thread(CommandContext& ctx) {
   }
   std::vector<search::ThreadMessage> messages;
   messages.reserve(selected->size());
-  for_each_message(ctx, *selected,
-                   [&](const search::MessageFacts& m, const mime::CacheRecord* record) {
-                     messages.push_back(search::thread_message(m, record));
-                   });
+  (void)for_each_message(ctx, *selected,  // thread_message copies the keys
+                         [&](const search::MessageFacts& m, const search::MessageKeys* keys) {
+                           messages.push_back(search::thread_message(m, keys));
+                         });
   std::vector<search::ThreadEntry> threads =
       references ? search::thread_references(std::move(messages))
                  : search::thread_ordered_subject(std::move(messages));
