@@ -172,6 +172,9 @@ class Index {
   // Creates the word index, the vocabulary and their triggers when they are
   // missing.
   base::Result<void> create_search_fts();
+  // Drops the word index and the vocabulary, and every pending purge (and
+  // every stored text unless `keep_texts`), then creates them empty.
+  base::Result<void> recreate_search_fts(bool keep_texts);
 
   // Adds the tokens of a packed text that the vocabulary lacks, skipping
   // those known_terms_ holds.

@@ -564,16 +564,22 @@ Result<bool> Index::search_fts_healthy() {
   return true;
 }
 
-Result<void> Index::rebuild_search_fts() {
+Result<void> Index::recreate_search_fts(bool keep_texts) {
   forget_known_terms();
   if (auto r = db_->exec(kDropFts); !r) {
     return r;
   }
   // The new index holds only live texts: nothing is left to purge.
-  if (auto r = db_->exec("DELETE FROM search_purge"); !r) {
+  if (auto r = db_->exec(keep_texts ? "DELETE FROM search_purge"
+                                    : "DELETE FROM search_docs; DELETE FROM search_purge");
+      !r) {
     return r;
   }
-  if (auto r = create_search_fts(); !r) {
+  return create_search_fts();
+}
+
+Result<void> Index::rebuild_search_fts() {
+  if (auto r = recreate_search_fts(/*keep_texts=*/true); !r) {
     return r;
   }
   if (auto r = db_->exec("INSERT INTO search_fts (rowid, " + column_list() + ") SELECT id, " +
@@ -584,16 +590,7 @@ Result<void> Index::rebuild_search_fts() {
   return fill_terms(*db_);
 }
 
-Result<void> Index::clear_search_index() {
-  forget_known_terms();
-  if (auto r = db_->exec(kDropFts); !r) {
-    return r;
-  }
-  if (auto r = db_->exec("DELETE FROM search_docs; DELETE FROM search_purge"); !r) {
-    return r;
-  }
-  return create_search_fts();
-}
+Result<void> Index::clear_search_index() { return recreate_search_fts(/*keep_texts=*/false); }
 
 Result<std::vector<std::pair<std::int64_t, MessageRow>>> Index::messages_without_text(
     std::size_t limit) {
