@@ -13,6 +13,7 @@
 #include "store/api/flags.h"
 #include "store/maildir/maildir_user_store.h"
 #include "store/maildir/names.h"
+#include "store/maildir/sync_threads.h"
 
 namespace peregrine::store::maildir {
 
@@ -28,6 +29,16 @@ base::Error file_missing(const base::Error& e) {
 }
 
 bool is_missing(const base::Error& e) { return e.code == MailError::kNotFound; }
+
+// Waits for a SyncThreads task when the scope ends, if no one read it.
+struct WaitOnExit {
+  std::future<Result<void>>& future;
+  ~WaitOnExit() {
+    if (future.valid()) {
+      future.wait();
+    }
+  }
+};
 
 }  // namespace
 
@@ -105,7 +116,7 @@ Result<AppendResult> MaildirUserStore::append(std::string_view mailbox,
   // lists the files in cur/; a failure removes the failed message's file.
   std::vector<std::filesystem::path> written;
   written.reserve(prepared.size());
-  auto files = std::async(std::launch::async, [&]() -> Result<void> {
+  auto files = sync_threads().run([&]() -> Result<void> {
     for (const Prepared& p : prepared) {
       if (auto r = write_message_file(dir, p.row.base_name, p.target, p.bytes,
                                       p.row.meta.internal_date.seconds);
@@ -116,6 +127,9 @@ Result<AppendResult> MaildirUserStore::append(std::string_view mailbox,
     }
     return {};
   });
+  // The task refers to this frame: wait for it on every way out (an
+  // exception included), not only where its result is read.
+  WaitOnExit wait_files{files};
   // Only after files.get(): the sync thread owns `written` until then.
   auto remove_written = [&] {
     for (const auto& path : written) {
@@ -187,7 +201,8 @@ Result<AppendResult> MaildirUserStore::append(std::string_view mailbox,
   }
 
   // -> fsync cur/ on the sync thread, while the strand commits.
-  auto dir_synced = std::async(std::launch::async, [&] { return fs_.sync_dir(cur); });
+  auto dir_synced = sync_threads().run([&] { return fs_.sync_dir(cur); });
+  WaitOnExit wait_dir{dir_synced};
   Result<void> committed = tx->commit();
   tx.reset();
   Result<void> synced = dir_synced.get();
