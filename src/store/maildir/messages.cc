@@ -46,9 +46,9 @@ struct WaitOnExit {
 
 // How an append overlaps its waits (docs/formats/maildir-store.md, "Writes"):
 //
-//   sync thread:  write tmp/ files, fsync each, rename into cur/ | fsync cur/
-//   the strand:   parse, stage the rows (FTS)                    | COMMIT (fdatasync)
-//                                                           (join)        (join)
+//   sync thread:  write tmp/ files, fsync each, rename into cur/ -> fsync cur/
+//   the strand:   parse, stage the rows (FTS) -> wait for the renames -> COMMIT
+//                 (fdatasync) -> wait for the fsync of cur/ -> return
 //
 // The one order kept is each file's fsync before its rename, and every
 // rename before the commit starts: so a name in cur/ never points at lost
@@ -112,25 +112,35 @@ Result<AppendResult> MaildirUserStore::append(std::string_view mailbox,
     p.target = cur / p.row.file_name;
   }
 
-  // tmp/ -> fsync -> cur/, for every message, on a sync thread. `written`
+  // On a sync thread: tmp/ -> fsync -> cur/ for every message, then tell
+  // the strand (`renamed`), then fsync cur/ (the task's result). `written`
   // lists the files in cur/; a failure removes the failed message's file.
   std::vector<std::filesystem::path> written;
   written.reserve(prepared.size());
+  std::promise<Result<void>> renamed_promise;
+  std::future<Result<void>> renamed = renamed_promise.get_future();
   auto files = sync_threads().run([&]() -> Result<void> {
-    for (const Prepared& p : prepared) {
-      if (auto r = write_message_file(dir, p.row.base_name, p.target, p.bytes,
-                                      p.row.meta.internal_date.seconds);
-          !r) {
-        return r;
+    try {
+      for (const Prepared& p : prepared) {
+        if (auto r = write_message_file(dir, p.row.base_name, p.target, p.bytes,
+                                        p.row.meta.internal_date.seconds);
+            !r) {
+          renamed_promise.set_value(r);
+          return r;
+        }
+        written.push_back(p.target);
       }
-      written.push_back(p.target);
+    } catch (...) {
+      renamed_promise.set_exception(std::current_exception());
+      throw;
     }
-    return {};
+    renamed_promise.set_value({});
+    return fs_.sync_dir(cur);
   });
   // The task refers to this frame: wait for it on every way out (an
   // exception included), not only where its result is read.
   WaitOnExit wait_files{files};
-  // Only after files.get(): the sync thread owns `written` until then.
+  // Only after `renamed` is ready: the sync thread fills `written` until then.
   auto remove_written = [&] {
     for (const auto& path : written) {
       (void)fs_.remove(path);
@@ -193,19 +203,18 @@ Result<AppendResult> MaildirUserStore::append(std::string_view mailbox,
     return {};
   }();
   // Every file is in cur/ before the commit starts.
-  Result<void> filed = files.get();
+  Result<void> filed = renamed.get();
   if (!staged || !filed) {
     tx.reset();  // rolls back
+    (void)files.get();
     remove_written();
     return std::unexpected(!filed ? filed.error() : staged.error());
   }
 
-  // -> fsync cur/ on the sync thread, while the strand commits.
-  auto dir_synced = sync_threads().run([&] { return fs_.sync_dir(cur); });
-  WaitOnExit wait_dir{dir_synced};
+  // The strand commits while the sync thread fsyncs cur/.
   Result<void> committed = tx->commit();
   tx.reset();
-  Result<void> synced = dir_synced.get();
+  Result<void> synced = files.get();
   if (!committed) {
     remove_written();
     return std::unexpected(committed.error());
