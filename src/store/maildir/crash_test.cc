@@ -6,6 +6,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
 #include <functional>
 #include <memory>
 #include <string>
@@ -207,6 +210,9 @@ TEST_F(MaildirCrashTest, AppendWithFailedStepStoresNothing) {
     Op op;
     int nth;
     std::string needle;
+    // The step fails after the index commit (the directory fsync runs beside
+    // it): the append undoes the commit, so its UIDs stay used.
+    bool after_commit = false;
   };
   const Case cases[] = {
       {Op::kCreate, 0, "/tmp/"},
@@ -215,11 +221,15 @@ TEST_F(MaildirCrashTest, AppendWithFailedStepStoresNothing) {
       {Op::kClose, 0, ""},
       {Op::kSetMtime, 0, ""},
       {Op::kRename, 0, "/cur/"},
-      {Op::kSyncDir, 0, "cur"},
+      {Op::kSyncDir, 0, "cur", true},
       // The second message of a MULTIAPPEND.
       {Op::kFileSync, 1, ""},
       {Op::kRename, 1, "/cur/"},
   };
+  testing::Recorder recorder;
+  auto watch = user_->watch("INBOX", recorder);
+  ASSERT_TRUE(watch);
+  Uid uidnext = 1;
   for (const Case& c : cases) {
     SCOPED_TRACE(static_cast<int>(c.op));
     fs.arm(c.op, c.nth, c.needle);
@@ -230,10 +240,14 @@ TEST_F(MaildirCrashTest, AppendWithFailedStepStoresNothing) {
     ASSERT_FALSE(r);
     EXPECT_EQ(r.error().code, MailError::kTemporary);
     EXPECT_NE(r.error().message.find("injected"), std::string::npos);
-    expect_unchanged_inbox(0, 1);
+    if (c.after_commit) {
+      uidnext += 2;
+    }
+    expect_unchanged_inbox(0, uidnext);
   }
+  EXPECT_TRUE(recorder.appended.empty());  // no one heard of a failed append
   fs.disarm();
-  EXPECT_EQ(append("INBOX", message("works")), 1u);
+  EXPECT_EQ(append("INBOX", message("works")), uidnext);
 }
 
 TEST_F(MaildirCrashTest, FlagUpdateWithFailedStepChangesNothing) {
@@ -463,6 +477,81 @@ TEST_F(MaildirCrashTest, CrashDuringDeleteLeavesNoHalfMailbox) {
     }
     testing::expect_consistent(*user_, maildir());
   }
+}
+
+// The directory fsync and the index commit of an append run at the same
+// time (docs/formats/maildir-store.md, "Writes"), so a crash may keep either
+// one without the other. The two tests below build each outcome by hand.
+
+// The commit survived, the rename did not: cur/ is back as the last scan saw
+// it, mtime included, and the row names a file that is not there. The next
+// sync must expunge the row, and its UID must never name another message.
+TEST_F(MaildirCrashTest, CommittedAppendWhoseRenameWasLostIsExpunged) {
+  Uid a = append("INBOX", message("a"));
+  // A scan long after the last change, which records cur/'s mtime.
+  const auto old = std::filesystem::file_time_type::clock::now() - std::chrono::hours(1);
+  std::filesystem::last_write_time(maildir() / "cur", old);
+  std::filesystem::last_write_time(maildir() / "new", old);
+  sync();
+  const auto before = list(maildir() / "cur");
+  Uid b = append("INBOX", message("b"));
+  ASSERT_GT(b, a);
+  // The crash: the rename's directory entry, and cur/'s mtime with it, lost.
+  for (const auto& name : list(maildir() / "cur")) {
+    if (std::find(before.begin(), before.end(), name) == before.end()) {
+      std::filesystem::remove(maildir() / "cur" / name);
+    }
+  }
+  std::filesystem::last_write_time(maildir() / "cur", old);
+  reopen();
+  sync();
+  auto ms = metas("INBOX");
+  ASSERT_EQ(ms.size(), 1u);
+  EXPECT_EQ(ms[0].uid, a);
+  EXPECT_EQ(info("INBOX").uidnext, b + 1);
+  auto changes = user_->changes_since("INBOX", 0);
+  ASSERT_TRUE(changes);
+  ASSERT_EQ(changes->expunged.size(), 1u);
+  EXPECT_EQ(changes->expunged[0].uid, b);
+  EXPECT_GT(append("INBOX", message("c")), b);
+  testing::expect_consistent(*user_, maildir());
+}
+
+// The rename survived, the commit did not: the index is as it was before
+// the append, and cur/ has a file it does not know. The next sync adopts it
+// whole, with its flags and date (the sender was never told, and resends).
+TEST_F(MaildirCrashTest, RenamedAppendWhoseCommitWasLostIsAdopted) {
+  Uid a = append("INBOX", message("a"));
+  const std::filesystem::path index = maildir().parent_path() / "index.sqlite";
+  const std::filesystem::path saved = tmp_.path() / "index.saved";
+  user_.reset();  // closed: the index is whole in its main file
+  ASSERT_FALSE(std::filesystem::exists(index.string() + "-wal"));
+  std::filesystem::copy_file(index, saved);
+  reopen();
+  std::string bytes = message("b");
+  AppendMessage m = append_of(bytes, kFlagSeen);
+  m.internal_date = InternalDate{1600000000, 0};
+  auto r = user_->append("INBOX", m);
+  ASSERT_TRUE(r) << r.error().message;
+  // The crash: the commit lost, the index as before the append.
+  user_.reset();
+  for (const char* suffix : {"-wal", "-shm"}) {
+    std::filesystem::remove(index.string() + suffix);
+  }
+  std::filesystem::copy_file(saved, index, std::filesystem::copy_options::overwrite_existing);
+  reopen();
+  ASSERT_EQ(info("INBOX").messages, 1u);  // the index knows only the first
+  sync();
+  auto ms = metas("INBOX");
+  ASSERT_EQ(ms.size(), 2u);
+  EXPECT_EQ(ms[0].uid, a);
+  EXPECT_GT(ms[1].uid, a);
+  EXPECT_EQ(ms[1].flags, kFlagSeen);
+  EXPECT_EQ(ms[1].internal_date.seconds, 1600000000);
+  auto body = user_->open_body("INBOX", ms[1].uid);
+  ASSERT_TRUE(body);
+  EXPECT_EQ((*body)->read_all().value(), bytes);
+  testing::expect_consistent(*user_, maildir());
 }
 
 }  // namespace

@@ -16,6 +16,7 @@
 #include <memory>
 #include <optional>
 #include <set>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -116,6 +117,11 @@ class MaildirUserStore final : public UserStore {
                                         std::string_view bytes, std::int64_t mtime_seconds);
 
   // ---- messages.cc ----
+  // After an append committed but its directory fsync failed: removes its
+  // files, then expunges its rows (`uids`) in a transaction of their own.
+  // Best effort; what is left, the next sync settles.
+  void undo_committed_append(const MailboxRow& mailbox, std::span<const Uid> uids,
+                             std::span<const std::filesystem::path> files);
   base::Result<FlagUpdateResult> update_flags_once(const MailboxRow& mailbox, const UidSet& uids,
                                                    const FlagUpdate& update);
   // The row of mailbox `name`, read inside the caller's transaction; kOverQuota

@@ -4,6 +4,8 @@
 
 #include <unistd.h>
 
+#include <future>
+#include <optional>
 #include <utility>
 
 #include "base/log.h"
@@ -11,6 +13,7 @@
 #include "store/api/flags.h"
 #include "store/maildir/maildir_user_store.h"
 #include "store/maildir/names.h"
+#include "store/maildir/sync_threads.h"
 
 namespace peregrine::store::maildir {
 
@@ -27,10 +30,35 @@ base::Error file_missing(const base::Error& e) {
 
 bool is_missing(const base::Error& e) { return e.code == MailError::kNotFound; }
 
+// Waits for a SyncThreads task when the scope ends, if no one read it.
+struct WaitOnExit {
+  std::future<Result<void>>& future;
+  ~WaitOnExit() {
+    if (future.valid()) {
+      future.wait();
+    }
+  }
+};
+
 }  // namespace
 
 // ---- Append ----
 
+// How an append overlaps its waits (docs/formats/maildir-store.md, "Writes"):
+//
+//   sync thread:  write tmp/ files, fsync each, rename into cur/ -> fsync cur/
+//   the strand:   parse, stage the rows (FTS) -> wait for the renames -> COMMIT
+//                 (fdatasync) -> wait for the fsync of cur/ -> return
+//
+// The one order kept is each file's fsync before its rename, and every
+// rename before the commit starts: so a name in cur/ never points at lost
+// bytes, and no other reader of the Maildir meets a row whose file is not
+// there yet. The directory fsync and the commit run at the same time; the
+// call returns (and the caller replies) only when both are done. A crash
+// between them leaves either a row whose file's name was lost (the commit
+// also marked cur/ for a rescan, which expunges the row; uidnext, committed,
+// never gives its UID again) or a file in cur/ the index does not know
+// (adopted with a new UID). Neither was acknowledged.
 Result<AppendResult> MaildirUserStore::append(std::string_view mailbox,
                                               std::span<const AppendMessage> messages) {
   auto row = require_mailbox(mailbox);
@@ -43,81 +71,98 @@ Result<AppendResult> MaildirUserStore::append(std::string_view mailbox,
 
   struct Prepared {
     MessageRow row;
+    std::string converted;  // the bytes with CRLF line ends, when the input had bare LF
+    std::string_view bytes;
+    std::filesystem::path target;
     std::string record;
     std::string search_text;  // packed; empty when the full-text index is off
   };
-  std::vector<Prepared> prepared;
-  prepared.reserve(messages.size());
+  // Checks first, so that nothing is written for an append that must fail.
+  std::vector<Prepared> prepared(messages.size());
+  const std::filesystem::path dir = mailbox_dir(row->name);
+  const std::filesystem::path cur = cur_dir(dir);
+  const std::int64_t now_seconds = now_micros() / 1'000'000;
+  for (std::size_t i = 0; i < messages.size(); ++i) {
+    const AppendMessage& m = messages[i];
+    Prepared& p = prepared[i];
+    if (m.bytes.empty()) {
+      return base::fail(MailError::kBadInput, "empty message");
+    }
+    auto keywords = normalize_keywords(m.keywords);
+    if (!keywords) {
+      return std::unexpected(keywords.error());
+    }
+    // Stored with CRLF line ends, so sizes and MIME offsets are what IMAP sends.
+    p.bytes = m.bytes;
+    if (p.bytes.size() <= options_.max_message_size && has_bare_lf(p.bytes)) {
+      p.converted = to_crlf(p.bytes);
+      p.bytes = p.converted;
+    }
+    if (p.bytes.size() > options_.max_message_size) {
+      return base::fail(
+          MailError::kTooBig,
+          "message larger than " + std::to_string(options_.max_message_size) + " bytes");
+    }
+    p.row.meta.flags = m.flags & kAllSystemFlags;
+    p.row.meta.keywords = std::move(*keywords);
+    p.row.meta.internal_date = m.internal_date.value_or(InternalDate{now_seconds, 0});
+    p.row.meta.size = p.bytes.size();
+    p.row.base_name = new_base_name(p.bytes.size());
+    p.row.file_name = file_name_with_flags(p.row.base_name, "", p.row.meta.flags);
+    p.target = cur / p.row.file_name;
+  }
+
+  // On a sync thread: tmp/ -> fsync -> cur/ for every message, then tell
+  // the strand (`renamed`), then fsync cur/ (the task's result). `written`
+  // lists the files in cur/; a failure removes the failed message's file.
   std::vector<std::filesystem::path> written;
+  written.reserve(prepared.size());
+  std::promise<Result<void>> renamed_promise;
+  std::future<Result<void>> renamed = renamed_promise.get_future();
+  auto files = sync_threads().run([&]() -> Result<void> {
+    try {
+      for (const Prepared& p : prepared) {
+        if (auto r = write_message_file(dir, p.row.base_name, p.target, p.bytes,
+                                        p.row.meta.internal_date.seconds);
+            !r) {
+          renamed_promise.set_value(r);
+          return r;
+        }
+        written.push_back(p.target);
+      }
+    } catch (...) {
+      renamed_promise.set_exception(std::current_exception());
+      throw;
+    }
+    renamed_promise.set_value({});
+    return fs_.sync_dir(cur);
+  });
+  // The task refers to this frame: wait for it on every way out (an
+  // exception included), not only where its result is read.
+  WaitOnExit wait_files{files};
+  // Only after `renamed` is ready: the sync thread fills `written` until then.
   auto remove_written = [&] {
     for (const auto& path : written) {
       (void)fs_.remove(path);
     }
   };
 
-  const std::filesystem::path dir = mailbox_dir(row->name);
-  const std::int64_t now_seconds = now_micros() / 1'000'000;
-  for (const AppendMessage& m : messages) {
-    if (m.bytes.empty()) {
-      remove_written();
-      return base::fail(MailError::kBadInput, "empty message");
-    }
-    auto keywords = normalize_keywords(m.keywords);
-    if (!keywords) {
-      remove_written();
-      return std::unexpected(keywords.error());
-    }
-    // Stored with CRLF line ends, so sizes and MIME offsets are what IMAP sends.
-    std::string converted;
-    std::string_view bytes = m.bytes;
-    if (bytes.size() <= options_.max_message_size && has_bare_lf(bytes)) {
-      converted = to_crlf(bytes);
-      bytes = converted;
-    }
-    if (bytes.size() > options_.max_message_size) {
-      remove_written();
-      return base::fail(
-          MailError::kTooBig,
-          "message larger than " + std::to_string(options_.max_message_size) + " bytes");
-    }
-    Prepared p;
-    mime::AnalyzedMessage analyzed = mime::analyze_message(bytes);
+  // Meanwhile, on the strand: parse each message once and stage its rows.
+  for (Prepared& p : prepared) {
+    mime::AnalyzedMessage analyzed = mime::analyze_message(p.bytes);
     p.record = mime::serialize(analyzed.record);
     if (options_.full_text_index) {
       p.search_text = packed_search_text(std::move(analyzed.text));
     }
-    p.row.meta.flags = m.flags & kAllSystemFlags;
-    p.row.meta.keywords = std::move(*keywords);
-    p.row.meta.internal_date = m.internal_date.value_or(InternalDate{now_seconds, 0});
-    p.row.meta.size = bytes.size();
-    p.row.base_name = new_base_name(bytes.size());
-    p.row.file_name = file_name_with_flags(p.row.base_name, "", p.row.meta.flags);
-
-    // tmp/ -> fsync -> cur/
-    std::filesystem::path target = cur_dir(dir) / p.row.file_name;
-    if (auto r = write_message_file(dir, p.row.base_name, target, bytes,
-                                    p.row.meta.internal_date.seconds);
-        !r) {
-      remove_written();
-      return std::unexpected(r.error());
-    }
-    written.push_back(std::move(target));
-    prepared.push_back(std::move(p));
   }
-  // -> fsync cur/
-  if (auto r = fs_.sync_dir(cur_dir(dir)); !r) {
-    remove_written();
-    return std::unexpected(r.error());
-  }
-
-  // -> index commit
   AppendResult result;
-  std::vector<MessageMeta> appended;
-  auto committed = [&]() -> Result<void> {
-    auto tx = index_->begin();
-    if (!tx) {
-      return std::unexpected(tx.error());
+  std::optional<Transaction> tx;
+  auto staged = [&]() -> Result<void> {
+    auto begun = index_->begin();
+    if (!begun) {
+      return std::unexpected(begun.error());
     }
+    tx.emplace(std::move(*begun));
     auto current = mailbox_with_room(row->name, prepared.size());
     if (!current) {
       return std::unexpected(current.error());
@@ -139,6 +184,14 @@ Result<AppendResult> MaildirUserStore::append(std::string_view mailbox,
     if (auto r = index_->set_counters(current->id, uid, modseq); !r) {
       return r;
     }
+    // The next sync must read cur/ again, even if a crash takes the renames
+    // (and with them cur/'s new mtime) while this commit survives: it then
+    // expunges the rows whose files are missing.
+    if (current->cur_mtime_ns != 0) {
+      if (auto r = index_->set_scan_mtimes(current->id, 0, current->new_mtime_ns); !r) {
+        return r;
+      }
+    }
     // A bounded share of the deferred unindexing of expunged texts. A failed
     // purge does not fail the append (SQLite undoes just that statement);
     // the next open repairs the index.
@@ -147,18 +200,70 @@ Result<AppendResult> MaildirUserStore::append(std::string_view mailbox,
                 {{"user", user_}, {"reason", r.error().message}});
     }
     result.uidvalidity = current->uidvalidity;
-    return tx->commit();
+    return {};
   }();
+  // Every file is in cur/ before the commit starts.
+  Result<void> filed = renamed.get();
+  if (!staged || !filed) {
+    tx.reset();  // rolls back
+    (void)files.get();
+    remove_written();
+    return std::unexpected(!filed ? filed.error() : staged.error());
+  }
+
+  // The strand commits while the sync thread fsyncs cur/.
+  Result<void> committed = tx->commit();
+  tx.reset();
+  Result<void> synced = files.get();
   if (!committed) {
     remove_written();
     return std::unexpected(committed.error());
   }
+  if (!synced) {
+    std::vector<Uid> uids;
+    for (const Prepared& p : prepared) {
+      uids.push_back(p.row.meta.uid);
+    }
+    undo_committed_append(*row, uids, written);
+    return std::unexpected(synced.error());
+  }
+  std::vector<MessageMeta> appended;
+  appended.reserve(prepared.size());
   for (Prepared& p : prepared) {
     result.uids.push_back(p.row.meta.uid);
     appended.push_back(std::move(p.row.meta));
   }
   listeners_.publish_appended(static_cast<std::uint64_t>(row->id), appended);
   return result;
+}
+
+void MaildirUserStore::undo_committed_append(const MailboxRow& mailbox, std::span<const Uid> uids,
+                                             std::span<const std::filesystem::path> files) {
+  // The names in cur/ may not be durable, so the append fails, and what it
+  // committed goes: the files first, then the rows (as expunge orders it).
+  // Their UIDs stay used. If this fails too, the next sync finds rows
+  // without files (the commit marked cur/ for a rescan) and expunges them.
+  for (const auto& path : files) {
+    (void)fs_.remove(path);
+  }
+  auto fresh = index_->find_mailbox(mailbox.name);
+  if (!fresh || !*fresh) {
+    return;
+  }
+  const MailboxRow& now = **fresh;
+  const ModSeq modseq = now.highest_modseq + 1;
+  auto tx = index_->begin();
+  if (!tx) {
+    return;
+  }
+  for (Uid uid : uids) {
+    if (!index_->expunge_message(now.id, uid, modseq)) {
+      return;
+    }
+  }
+  if (index_->set_counters(now.id, now.uidnext, modseq)) {
+    (void)tx->commit();
+  }
 }
 
 // ---- Flags ----

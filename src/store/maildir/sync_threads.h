@@ -1,0 +1,64 @@
+#pragma once
+
+// Threads that wait for the disk on behalf of a store call, so that the
+// caller (a user's strand) does its CPU work or its own sync meanwhile: an
+// append writes and fsyncs its message files here while the strand parses
+// and stages the rows, then fsyncs cur/ here while the strand commits
+// (docs/formats/maildir-store.md, "Writes").
+//
+// A task starts at once: on an idle thread if there is one, else on a new
+// one, so tasks never wait behind each other (the number of threads follows
+// the most tasks ever in flight at once: at most one per storage strand).
+// Idle threads stay for the next task.
+//
+// Thread safety: run() may be called from any thread. The process-wide
+// instance lives until exit; its destructor joins the threads.
+
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <future>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+namespace peregrine::store::maildir {
+
+class SyncThreads {
+ public:
+  SyncThreads() = default;
+  ~SyncThreads();
+  SyncThreads(const SyncThreads&) = delete;
+  SyncThreads& operator=(const SyncThreads&) = delete;
+
+  // Runs `fn` on one of the threads. The future gives its result, or
+  // rethrows what it threw. A future must be waited for before anything
+  // `fn` refers to goes away.
+  template <typename F>
+  std::future<std::invoke_result_t<F&>> run(F fn) {
+    using R = std::invoke_result_t<F&>;
+    auto task = std::make_shared<std::packaged_task<R()>>(std::move(fn));
+    std::future<R> future = task->get_future();
+    post([task] { (*task)(); });
+    return future;
+  }
+
+ private:
+  void post(std::function<void()> job);
+  void loop();
+
+  std::mutex mu_;
+  std::condition_variable wake_;
+  std::deque<std::function<void()>> jobs_;  // mu_
+  int idle_ = 0;                            // mu_: threads waiting for a job, not yet handed one
+  bool stopping_ = false;                   // mu_
+  std::vector<std::thread> threads_;        // mu_
+};
+
+// The process-wide instance the Maildir stores use.
+SyncThreads& sync_threads();
+
+}  // namespace peregrine::store::maildir
