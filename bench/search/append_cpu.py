@@ -1,22 +1,29 @@
 #!/usr/bin/env python3
-"""APPEND cost with the full-text index on or off, in server CPU per message.
+"""APPEND cost with the full-text index on or off: server CPU and bytes written.
 
 Not part of CI. The wall-clock rate of bench/search/run.py's APPEND rows
-moves with the machine's load and its fsync latency; the CPU the server
-spends per APPEND moves far less, and it is what the index adds. This
-tool runs one Peregrine instance on a data directory it keeps between
-runs (so the N-message index is loaded once), appends --append-count
-messages per round with pipelined LITERAL+ APPENDs into a new mailbox,
-and prints per round the rate, the server's CPU per message (user and
-system, from /proc/PID/stat) and the bytes it wrote to disk per message
-(/proc/PID/io: message files, WAL and checkpoints) and the WAL's size
-after the round (with a large wal_autocheckpoint: the WAL bytes of the round).
+moves with the machine's load and its fsync latency. This tool runs one
+Peregrine instance on a data directory it keeps between runs (so the
+N-message index is loaded once; copy it to start each run from the same
+state), APPENDs --append-count messages per round with pipelined LITERAL+
+APPENDs into a new mailbox, and prints per round the rate, the server's
+CPU per message (user and system, /proc/PID/stat), the bytes it wrote per
+message (/proc/PID/io: message files, WAL, checkpoints, temporary files)
+and the WAL's size after the round. The messages APPENDed are ones the
+store has not seen (new mail brings new terms to the vocabulary), a new
+slice each round from --sample-from on.
+
+--callgrind FILE runs the server under valgrind's callgrind, counting
+instructions only from the first round's start to the last round's end
+(the rounds' LOGIN, CREATE and LOGOUT included): a count that does not move
+with the machine's load, for comparing builds and settings.
+--perf FILE records the server with `perf record --call-graph dwarf`.
 
   bench/search/append_cpu.py --bin build/release/src/app/peregrine \
       --mail /tmp/mail100k --count 10000 --work /tmp/ac-on --fts on
-  ... --work /tmp/ac-off --fts off
+  bench/search/append_cpu.py ... --count 0 --sample-from 10000 \
+      --work /tmp/ac-off --fts off
 
---perf FILE records the server with `perf record --call-graph dwarf` during the rounds.
 Python standard library only.
 """
 
