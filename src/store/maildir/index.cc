@@ -193,9 +193,17 @@ Result<std::unique_ptr<Index>> Index::open(const std::filesystem::path& path, in
   // synchronous=FULL: in WAL mode NORMAL may lose the last commits on power
   // loss, and a commit is what lets the server answer OK, so every commit
   // must be on disk when it returns.
+  // wal_autocheckpoint: a checkpoint every 4,000 WAL pages (16 MB), not
+  // SQLite's 1,000. An APPEND with the full-text index writes about 60
+  // pages, many of them the same few pages again (the tables' and indexes'
+  // last pages, FTS5's segment index): a longer WAL copies each of those
+  // to the database once per checkpoint instead of four times. Measured
+  // (bench/search/append_cpu.py, 300 new messages into a store of 10,000):
+  // bytes the server writes per APPEND 1.7 MB -> 0.9 MB, its instructions
+  // unchanged. The WAL is removed when the user's store closes.
   std::string pragmas = "PRAGMA busy_timeout = " + std::to_string(busy_timeout_ms) +
                         "; PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL;"
-                        " PRAGMA foreign_keys = ON;";
+                        " PRAGMA foreign_keys = ON; PRAGMA wal_autocheckpoint = 4000;";
   if (auto r = (*db)->exec(pragmas); !r) {
     return std::unexpected(r.error());
   }

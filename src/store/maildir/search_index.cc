@@ -186,6 +186,34 @@ Result<void> delete_search_text(Database& db, std::int64_t mailbox_id, Uid uid) 
              [&](Statement& s) { s.bind(1, mailbox_id).bind(2, uid); });
 }
 
+// Terms added to the vocabulary by one statement at most.
+constexpr std::size_t kTermsPerInsert = 64;
+
+// Adds `terms` to the vocabulary, up to kTermsPerInsert a statement. Each
+// statement that fires the trigger into search_terms_fts makes FTS5 write
+// its pending terms out as a new segment when the statement ends (its
+// savepoint is released), so a statement per term would write a segment per
+// term, and merging them would cost more than the rest of an append.
+Result<void> insert_terms(Database& db, const std::vector<std::string>& terms) {
+  for (std::size_t at = 0; at < terms.size(); at += kTermsPerInsert) {
+    const std::size_t n = std::min(kTermsPerInsert, terms.size() - at);
+    std::string text = "INSERT OR IGNORE INTO search_terms (term) VALUES (?1)";
+    for (std::size_t i = 2; i <= n; ++i) {
+      text += ", (?" + std::to_string(i) + ")";
+    }
+    if (auto r = run(db, text,
+                     [&](Statement& s) {
+                       for (std::size_t i = 0; i < n; ++i) {
+                         s.bind_text(static_cast<int>(i + 1), terms[at + i]);
+                       }
+                     });
+        !r) {
+      return r;
+    }
+  }
+  return {};
+}
+
 // Fills the vocabulary with every term of the word index (after a rebuild).
 Result<void> fill_terms(Database& db) {
   return db.exec(
@@ -228,15 +256,16 @@ Result<void> Index::add_terms(std::string_view packed) {
     }
     columns.push_back(column);
   }
+  std::vector<std::string> fresh;
   for (std::string& term : distinct_tokens(columns)) {
-    if (known_.terms.contains(term)) {
-      continue;
+    if (!known_.terms.contains(term)) {
+      fresh.push_back(std::move(term));
     }
-    if (auto r = run(*db_, "INSERT OR IGNORE INTO search_terms (term) VALUES (?1)",
-                     [&](Statement& s) { s.bind_text(1, term); });
-        !r) {
-      return r;
-    }
+  }
+  if (auto r = insert_terms(*db_, fresh); !r) {
+    return r;
+  }
+  for (std::string& term : fresh) {
     known_.bytes += term.size() + 32;
     known_.terms.insert(std::move(term));
   }

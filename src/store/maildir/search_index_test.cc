@@ -406,6 +406,27 @@ TEST_F(IndexTest, RolledBackTermsAreAddedAgain) {
   EXPECT_EQ(ask("ebr"), std::vector<Uid>{2});
 }
 
+// A text's new terms go to the vocabulary several to a statement: a text
+// with more of them than one statement takes, some already known, leaves
+// every term there once and each findable by a fragment.
+TEST_F(IndexTest, ManyNewTermsReachTheVocabularyOnceEach) {
+  ASSERT_TRUE(add(inbox_, 1, "known0 known1 known2"));
+  std::string body = "known1";
+  for (int i = 0; i < 150; ++i) {
+    body += " term" + std::to_string(i) + "x";
+  }
+  body += " known2 term7x";
+  ASSERT_TRUE(add(inbox_, 2, body));
+  const auto path = tmp_.path() / "index.sqlite";
+  EXPECT_EQ(scalar(path, "SELECT count(*) FROM search_terms"), 3 + 150);
+  EXPECT_EQ(scalar(path, "SELECT count(DISTINCT term) FROM search_terms"), 3 + 150);
+  for (int i : {0, 63, 64, 65, 127, 128, 149}) {
+    EXPECT_EQ(ask("erm" + std::to_string(i) + "x"), std::vector<Uid>{2}) << i;
+  }
+  EXPECT_EQ(ask("nown1"), (std::vector<Uid>{1, 2}));
+  EXPECT_EQ(ask("nown0"), std::vector<Uid>{1});
+}
+
 TEST_F(SearchIndexTest, SchemaThreeIsMigratedToTheWordIndex) {
   append("INBOX", message("alpha", "findme please\r\n"));
   append("INBOX", message("beta", "nothing to find\r\n"));
