@@ -73,8 +73,6 @@ class MaildirUserStore final : public UserStore {
 
   base::Result<std::optional<TextCandidates>> text_candidates(std::string_view mailbox,
                                                               const TextQuery& query) override;
-  base::Result<std::vector<SearchTextEntry>> search_texts(std::string_view mailbox,
-                                                          const UidSet& uids) override;
   base::Result<SearchIndexStats> search_index_stats() override;
   base::Result<SearchIndexStats> rebuild_search_index() override;
 

@@ -1,20 +1,21 @@
 // The full-text index of the Maildir backend's SQLite index: each message's
-// case-folded search text, compressed, in search_docs; a contentless FTS5
-// word index over it (search_fts, tokenize='ascii', one column per part of
-// the text); and the vocabulary (search_terms: every token ever indexed),
-// with a trigram index over it (search_terms_fts), so that a word fragment
-// resolves to the terms holding it and the documents holding those terms
-// are exactly the documents holding the fragment: no text is read.
+// term record (term_record.h: its distinct terms, with the columns each
+// occurs in; no text) in search_docs; a contentless FTS5 word index over
+// the records (search_fts, tokenize='ascii', one column per part of the
+// text); and the vocabulary (search_terms: every term ever indexed), with a
+// trigram index over it (search_terms_fts), so that a word fragment resolves
+// to the terms holding it and the documents holding those terms are exactly
+// the documents holding the fragment: no text is read.
 //
-// A trigger indexes every inserted text in the inserting transaction; the
-// inserting code adds the text's new tokens to the vocabulary. A deleted
-// text (expunge, mailbox deletion) is moved by another trigger to
+// A trigger indexes every inserted record in the inserting transaction; the
+// inserting code adds the record's new terms to the vocabulary. A deleted
+// record (expunge, mailbox deletion) is moved by another trigger to
 // search_purge in the deleting transaction and unindexed later, in bounded
-// batches (purge_search_fts): until then its tokens may still match, but
-// every hit is joined to a live search_docs row, and a document id is never
-// given again while its tokens are in the index. Terms of deleted texts stay
-// in the vocabulary (they find nothing) until a rebuild. The format is in
-// docs/formats/maildir-store.md, "Full-text index".
+// batches (purge_search_fts), from the same record: until then its terms may
+// still match, but every hit is joined to a live search_docs row, and a
+// document id is never given again while its terms are in the index. Terms
+// of deleted records stay in the vocabulary (they find nothing) until a
+// rebuild. The format is in docs/formats/maildir-store.md, "Full-text index".
 
 #include <sqlite3.h>
 
@@ -32,49 +33,30 @@ using base::Result;
 
 namespace {
 
-// Column n of the word index from an unpacked text.
-std::string_view fts_column(const mime::SearchText& t, int n) {
-  switch (n) {
-    case 0:
-      return t.from;
-    case 1:
-      return t.to;
-    case 2:
-      return t.cc;
-    case 3:
-      return t.bcc;
-    case 4:
-      return t.subject;
-    case 5:
-      return t.headers;
-    default:
-      return t.body;
-  }
-}
+static_assert(kTermColumns == kColumnCount);
 
-// One unpacked text, kept between the calls a trigger makes for the columns
-// of the same row (and the vocabulary update after it), so the text is
-// decompressed once per row.
+// One unpacked record, kept between the calls a trigger makes for the
+// columns of the same row (and the vocabulary update after it), so the
+// record is decoded once per row.
 struct UnpackCache {
   std::string packed;
-  mime::SearchText text;
+  std::vector<IndexedTerm> terms;
 };
 thread_local UnpackCache unpack_cache;
 
-// The unpacked text of `packed`, through the cache; nullptr when corrupt.
-const mime::SearchText* unpacked(std::string_view packed) {
+// The terms of `packed`, through the cache; nullptr when corrupt.
+const std::vector<IndexedTerm>* unpacked(std::string_view packed) {
   UnpackCache& cache = unpack_cache;
   if (cache.packed != packed) {
-    auto bytes = unpack_search_text(packed);
-    auto text = bytes ? mime::deserialize_search_text(*bytes) : std::nullopt;
-    if (!text) {
+    auto terms = unpack_terms(packed);
+    if (!terms) {
       cache.packed.clear();
       return nullptr;
     }
     cache.packed.assign(packed);
-    cache.text = std::move(*text);
+    cache.terms = std::move(*terms);
   }
-  return &cache.text;
+  return &cache.terms;
 }
 
 void search_column_fn(sqlite3_context* ctx, int, sqlite3_value** argv) {
@@ -82,17 +64,12 @@ void search_column_fn(sqlite3_context* ctx, int, sqlite3_value** argv) {
   int size = sqlite3_value_bytes(argv[0]);
   int column = sqlite3_value_int(argv[1]);
   std::string_view packed(static_cast<const char*>(data), data == nullptr ? 0 : size);
-  const mime::SearchText* text = unpacked(packed);
-  if (text == nullptr) {
-    sqlite3_result_error(ctx, "corrupt search text", -1);
+  const std::vector<IndexedTerm>* terms = unpacked(packed);
+  if (terms == nullptr || column < 0 || column >= kTermColumns) {
+    sqlite3_result_error(ctx, "corrupt term record", -1);
     return;
   }
-  std::string_view out = fts_column(*text, column);
-  if (has_capitals(out)) {
-    std::string encoded = encode_capitals(out);
-    sqlite3_result_text64(ctx, encoded.data(), encoded.size(), SQLITE_TRANSIENT, SQLITE_UTF8);
-    return;
-  }
+  std::string out = column_terms(*terms, column);
   sqlite3_result_text64(ctx, out.data(), out.size(), SQLITE_TRANSIENT, SQLITE_UTF8);
 }
 
@@ -131,8 +108,9 @@ std::string create_fts_sql() {
       ", content='', detail=column, tokenize='ascii');\n"
       // A hit's document id -> its mailbox's UID, read without the texts.
       "CREATE INDEX IF NOT EXISTS search_docs_by_mailbox ON search_docs(mailbox_id, id, uid);\n"
-      "CREATE TABLE IF NOT EXISTS search_terms (id INTEGER PRIMARY KEY, term TEXT NOT NULL "
-      "UNIQUE);\n"
+      // No index on the term: a term is added when the word index does not
+      // hold it yet (Index::add_terms).
+      "CREATE TABLE IF NOT EXISTS search_terms (id INTEGER PRIMARY KEY, term TEXT NOT NULL);\n"
       // The terms FTS5 cut (kMaxTokenBytes): a fragment may lie past the cut.
       "CREATE INDEX IF NOT EXISTS search_terms_long ON search_terms(id) WHERE "
       "length(CAST(term AS BLOB)) >= 32768;\n"
@@ -141,11 +119,11 @@ std::string create_fts_sql() {
       "tokenize='trigram case_sensitive 1');\n"
       "CREATE TRIGGER IF NOT EXISTS search_docs_insert AFTER INSERT ON search_docs BEGIN\n"
       "  INSERT INTO search_fts (rowid, " +
-      column_list() + ") VALUES (new.id, " + column_values("new.text") +
+      column_list() + ") VALUES (new.id, " + column_values("new.terms") +
       ");\n"
       "END;\n"
       "CREATE TRIGGER IF NOT EXISTS search_docs_delete AFTER DELETE ON search_docs BEGIN\n"
-      "  INSERT INTO search_purge (id, text) VALUES (old.id, old.text);\n"
+      "  INSERT INTO search_purge (id, terms) VALUES (old.id, old.terms);\n"
       "END;\n"
       "CREATE TRIGGER IF NOT EXISTS search_terms_insert AFTER INSERT ON search_terms BEGIN\n"
       "  INSERT INTO search_terms_fts (rowid, term) VALUES (new.id, new.term);\n"
@@ -190,7 +168,7 @@ Result<void> delete_search_text(Database& db, std::int64_t mailbox_id, Uid uid) 
 Result<void> fill_terms(Database& db) {
   return db.exec(
       "CREATE VIRTUAL TABLE temp.search_fts_vocab USING fts5vocab(main, search_fts, row);\n"
-      "INSERT OR IGNORE INTO search_terms (term) SELECT term FROM temp.search_fts_vocab;\n"
+      "INSERT INTO search_terms (term) SELECT term FROM temp.search_fts_vocab;\n"
       "DROP TABLE temp.search_fts_vocab;");
 }
 
@@ -205,9 +183,9 @@ void Index::forget_known_terms() {
 }
 
 Result<void> Index::add_terms(std::string_view packed) {
-  const mime::SearchText* text = unpacked(packed);
-  if (text == nullptr) {
-    return base::fail(base::MailError::kInternal, "index: corrupt search text");
+  const std::vector<IndexedTerm>* terms = unpacked(packed);
+  if (terms == nullptr) {
+    return base::fail(base::MailError::kInternal, "index: corrupt term record");
   }
   auto version = db_->data_version();
   if (!version) {
@@ -217,28 +195,32 @@ Result<void> Index::add_terms(std::string_view packed) {
     forget_known_terms();
     known_.data_version = *version;
   }
-  std::vector<std::string> encoded;  // the columns with capitals, encoded
-  encoded.reserve(kColumnCount);     // the views below point into it
-  std::vector<std::string_view> columns;
-  for (int n = 0; n < kColumnCount; ++n) {
-    std::string_view column = fts_column(*text, n);
-    if (has_capitals(column)) {
-      encoded.push_back(encode_capitals(column));
-      column = encoded.back();
-    }
-    columns.push_back(column);
-  }
-  for (std::string& term : distinct_tokens(columns)) {
+  for (const IndexedTerm& indexed : *terms) {
+    const std::string& term = indexed.text;
     if (known_.terms.contains(term)) {
       continue;
     }
-    if (auto r = run(*db_, "INSERT OR IGNORE INTO search_terms (term) VALUES (?1)",
-                     [&](Statement& s) { s.bind_text(1, term); });
-        !r) {
-      return r;
+    // Every term of the word index is in the vocabulary (it was added when
+    // it first came, and the vocabulary loses terms only when it is rebuilt
+    // from the word index): a term the word index holds needs nothing. One
+    // whose documents were all purged is added again (the vocabulary then
+    // holds it twice; matching_terms removes the double).
+    auto indexed_already = collect<std::int64_t>(
+        *db_, "SELECT rowid FROM search_fts WHERE search_fts MATCH ?1 LIMIT 1",
+        [&](Statement& s) { s.bind_text(1, fts5_string(term)); },
+        [](const Statement& s) { return s.column_int(0); });
+    if (!indexed_already) {
+      return std::unexpected(indexed_already.error());
+    }
+    if (indexed_already->empty()) {
+      if (auto r = run(*db_, "INSERT INTO search_terms (term) VALUES (?1)",
+                       [&](Statement& s) { s.bind_text(1, term); });
+          !r) {
+        return r;
+      }
     }
     known_.bytes += term.size() + 32;
-    known_.terms.insert(std::move(term));
+    known_.terms.insert(term);
   }
   return {};
 }
@@ -247,14 +229,15 @@ Result<void> Index::insert_search_text(std::int64_t mailbox_id, Uid uid, std::st
   if (auto r = delete_search_text(*db_, mailbox_id, uid); !r) {
     return r;
   }
-  if (auto r = run(*db_,
-                   sql("INSERT INTO search_docs (id, mailbox_id, uid, text) VALUES (", kNextDocId,
-                       ", ?1, ?2, ?3)"),
-                   [&](Statement& s) { s.bind(1, mailbox_id).bind(2, uid).bind_blob(3, packed); });
-      !r) {
+  // The vocabulary first: it adds the terms the word index lacks before
+  // this record's are indexed.
+  if (auto r = add_terms(packed); !r) {
     return r;
   }
-  return add_terms(packed);
+  return run(*db_,
+             sql("INSERT INTO search_docs (id, mailbox_id, uid, terms) VALUES (", kNextDocId,
+                 ", ?1, ?2, ?3)"),
+             [&](Statement& s) { s.bind(1, mailbox_id).bind(2, uid).bind_blob(3, packed); });
 }
 
 Result<void> Index::copy_search_text(std::int64_t from_mailbox, Uid from_uid,
@@ -262,10 +245,10 @@ Result<void> Index::copy_search_text(std::int64_t from_mailbox, Uid from_uid,
   if (auto r = delete_search_text(*db_, to_mailbox, to_uid); !r) {
     return r;
   }
-  // The copied text's terms are in the vocabulary already.
+  // The copied record's terms are in the vocabulary already.
   return run(*db_,
-             sql("INSERT INTO search_docs (id, mailbox_id, uid, text) SELECT ", kNextDocId,
-                 ", ?3, ?4, text FROM search_docs WHERE mailbox_id = ?1 AND uid = ?2"),
+             sql("INSERT INTO search_docs (id, mailbox_id, uid, terms) SELECT ", kNextDocId,
+                 ", ?3, ?4, terms FROM search_docs WHERE mailbox_id = ?1 AND uid = ?2"),
              [&](Statement& s) {
                s.bind(1, from_mailbox).bind(2, from_uid).bind(3, to_mailbox).bind(4, to_uid);
              });
@@ -285,7 +268,7 @@ Result<std::size_t> Index::purge_search_fts(std::size_t limit) {
   const std::int64_t last = ids->back();
   if (auto r = run(*db_,
                    "INSERT INTO search_fts (search_fts, rowid, " + column_list() +
-                       ") SELECT 'delete', id, " + column_values("text") +
+                       ") SELECT 'delete', id, " + column_values("terms") +
                        " FROM search_purge WHERE id <= ?1",
                    [&](Statement& s) { s.bind(1, last); });
       !r) {
@@ -413,35 +396,6 @@ Result<std::optional<TextCandidates>> Index::text_candidates(std::int64_t mailbo
   return std::optional<TextCandidates>(std::move(out));
 }
 
-Result<std::vector<SearchTextEntry>> Index::search_texts(std::int64_t mailbox_id,
-                                                         const UidSet& uids) {
-  std::vector<SearchTextEntry> out;
-  for (const UidRange& range : uids.ranges()) {
-    auto s = db_->prepare(
-        "SELECT uid, text FROM search_docs WHERE mailbox_id = ?1 AND uid BETWEEN ?2 AND ?3 "
-        "ORDER BY uid");
-    if (!s) {
-      return std::unexpected(s.error());
-    }
-    s->bind(1, mailbox_id).bind(2, range.first).bind(3, range.last);
-    for (;;) {
-      auto row = s->step();
-      if (!row) {
-        return std::unexpected(row.error());
-      }
-      if (!*row) {
-        break;
-      }
-      auto text = unpack_search_text(s->column_blob(1));
-      if (!text) {
-        return base::fail(base::MailError::kInternal, "index: corrupt search text");
-      }
-      out.push_back(SearchTextEntry{static_cast<Uid>(s->column_int(0)), std::move(*text)});
-    }
-  }
-  return out;
-}
-
 Result<SearchIndexStats> Index::search_stats() {
   SearchIndexStats stats;
   auto counts = collect<std::pair<std::int64_t, std::int64_t>>(
@@ -466,9 +420,7 @@ Result<SearchIndexStats> Index::search_stats() {
       "SELECT coalesce(sum(pgsize), 0) FROM dbstat WHERE name IN ('search_docs', "
       "'search_purge', 'search_docs_by_mailbox', 'sqlite_autoindex_search_docs_1')");
   auto words = count("SELECT coalesce(sum(pgsize), 0) FROM dbstat WHERE name LIKE 'search_fts_%'");
-  auto terms = count(
-      "SELECT coalesce(sum(pgsize), 0) FROM dbstat WHERE name LIKE 'search_terms%' OR name = "
-      "'sqlite_autoindex_search_terms_1'");
+  auto terms = count("SELECT coalesce(sum(pgsize), 0) FROM dbstat WHERE name LIKE 'search_terms%'");
   for (const auto* r : {&indexed, &pending, &text, &words, &terms}) {
     if (!*r) {
       return std::unexpected(r->error());
@@ -476,7 +428,7 @@ Result<SearchIndexStats> Index::search_stats() {
   }
   stats.indexed = *indexed;
   stats.pending_purge = *pending;
-  stats.text_bytes = *text;
+  stats.records_bytes = *text;
   stats.words_bytes = *words;
   stats.terms_bytes = *terms;
   stats.index_bytes = *text + *words + *terms;
@@ -507,13 +459,13 @@ Result<bool> Index::search_fts_healthy() {
   if (same->front() == 0) {
     return false;
   }
-  // The first and the last document must be found by a token of their own
-  // text, and that token by a trigram of it in the vocabulary: this catches
+  // The first and the last document must be found by a term of their own
+  // record, and that term by a trigram of it in the vocabulary: this catches
   // an index whose pages were damaged or lost, which FTS5 may otherwise read
   // as "no match" without an error.
   for (std::string_view order : {"ASC", "DESC"}) {
     auto docs = collect<std::pair<std::int64_t, std::string>>(
-        *db_, sql("SELECT id, text FROM search_docs ORDER BY id ", order, " LIMIT 1"),
+        *db_, sql("SELECT id, terms FROM search_docs ORDER BY id ", order, " LIMIT 1"),
         [](Statement&) {},
         [](const Statement& s) {
           return std::pair(s.column_int(0), std::string(s.column_blob(1)));
@@ -524,23 +476,17 @@ Result<bool> Index::search_fts_healthy() {
     if (docs->empty()) {
       return true;
     }
-    auto bytes = unpack_search_text(docs->front().second);
-    auto text = bytes ? mime::deserialize_search_text(*bytes) : std::nullopt;
-    if (!text) {
+    auto terms = unpack_terms(docs->front().second);
+    if (!terms) {
       return false;
     }
-    for (int column = 0; column < kColumnCount; ++column) {
-      std::string first;
-      std::string scratch;
-      for_each_token(encode_capitals(fts_column(*text, column)), scratch,
-                     [&](std::string_view token) {
-                       if (first.empty()) {
-                         first.assign(token);
-                       }
-                     });
-      if (first.empty()) {
-        continue;
+    if (!terms->empty()) {
+      const IndexedTerm& first_term = terms->front();
+      int column = 0;
+      while ((first_term.columns & (1u << column)) == 0) {
+        ++column;
       }
+      const std::string& first = first_term.text;
       auto found = collect<std::int64_t>(
           *db_, "SELECT count(*) FROM search_fts WHERE search_fts MATCH ?1 AND rowid = ?2",
           [&](Statement& s) {
@@ -552,13 +498,12 @@ Result<bool> Index::search_fts_healthy() {
         return false;
       }
       if (characters(first).size() >= 3) {
-        auto terms = matching_terms(*db_, first, TermMatch::kSuffix);
-        if (!terms ||
-            (*terms && std::find((*terms)->begin(), (*terms)->end(), first) == (*terms)->end())) {
+        auto known = matching_terms(*db_, first, TermMatch::kSuffix);
+        if (!known ||
+            (*known && std::find((*known)->begin(), (*known)->end(), first) == (*known)->end())) {
           return false;
         }
       }
-      break;
     }
   }
   return true;
@@ -583,7 +528,7 @@ Result<void> Index::rebuild_search_fts() {
     return r;
   }
   if (auto r = db_->exec("INSERT INTO search_fts (rowid, " + column_list() + ") SELECT id, " +
-                         column_values("text") + " FROM search_docs");
+                         column_values("terms") + " FROM search_docs");
       !r) {
     return r;
   }
