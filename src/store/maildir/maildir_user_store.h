@@ -181,7 +181,7 @@ class MaildirUserStore final : public UserStore {
 
 // ---- Shared by the .cc files ----
 
-// The packed (pack_search_text) case-folded form of a message's search text.
+// The term record (term_record.h, packed) of a message's case-folded search text.
 std::string packed_search_text(mime::SearchText text);
 
 // Wall-clock time.
