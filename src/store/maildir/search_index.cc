@@ -354,6 +354,68 @@ Result<std::vector<Uid>> hit_uids(Database& db, std::int64_t mailbox_id,
   return out;
 }
 
+// Up to this many candidates are checked against their term records one
+// lookup each; more, by one scan of the mailbox's records.
+constexpr std::size_t kLookupRecords = 2000;
+
+// Whether the record `packed` may hold the query; a corrupt record may (the
+// file decides), and makes the answer uncertain.
+bool record_may_match(std::string_view packed, const RecordFilter& filter, bool& uncertain) {
+  auto terms = unpack_terms(packed);
+  if (!terms) {
+    uncertain = true;
+    return true;
+  }
+  return filter.may_match(*terms, &uncertain);
+}
+
+// The UIDs of the mailbox's documents (of `among` only, when given) whose
+// term records may hold the query.
+Result<std::vector<Uid>> filter_records(Database& db, std::int64_t mailbox_id,
+                                        const RecordFilter& filter, const std::vector<Uid>* among,
+                                        bool& uncertain) {
+  std::vector<Uid> out;
+  if (among != nullptr && among->size() <= kLookupRecords) {
+    for (Uid uid : *among) {
+      auto s = db.prepare("SELECT terms FROM search_docs WHERE mailbox_id = ?1 AND uid = ?2");
+      if (!s) {
+        return std::unexpected(s.error());
+      }
+      s->bind(1, mailbox_id).bind(2, uid);
+      auto row = s->step();
+      if (!row) {
+        return std::unexpected(row.error());
+      }
+      if (*row && record_may_match(s->column_blob(0), filter, uncertain)) {
+        out.push_back(uid);
+      }
+    }
+    return out;
+  }
+  auto s = db.prepare("SELECT uid, terms FROM search_docs WHERE mailbox_id = ?1 ORDER BY uid");
+  if (!s) {
+    return std::unexpected(s.error());
+  }
+  s->bind(1, mailbox_id);
+  for (;;) {
+    auto row = s->step();
+    if (!row) {
+      return std::unexpected(row.error());
+    }
+    if (!*row) {
+      break;
+    }
+    const auto uid = static_cast<Uid>(s->column_int(0));
+    if (among != nullptr && !std::binary_search(among->begin(), among->end(), uid)) {
+      continue;
+    }
+    if (record_may_match(s->column_blob(1), filter, uncertain)) {
+      out.push_back(uid);
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 Result<std::optional<TextCandidates>> Index::text_candidates(std::int64_t mailbox_id,
@@ -375,24 +437,47 @@ Result<std::optional<TextCandidates>> Index::text_candidates(std::int64_t mailbo
   if (words->empty) {
     return std::optional<TextCandidates>(std::move(out));
   }
-  if (words->match.empty()) {
-    return std::optional<TextCandidates>();
+  std::optional<std::vector<Uid>> hits;
+  if (!words->match.empty()) {
+    // The hits' document ids, ascending (every mailbox's, and deleted
+    // records' not yet purged: the mapping below keeps the live ones of
+    // this mailbox).
+    auto ids = collect<std::int64_t>(
+        *db_, "SELECT rowid FROM search_fts WHERE search_fts MATCH ?1 ORDER BY rowid",
+        [&](Statement& s) { s.bind_text(1, words->match); },
+        [](const Statement& s) { return s.column_int(0); });
+    if (!ids) {
+      return std::unexpected(ids.error());
+    }
+    auto uids = hit_uids(*db_, mailbox_id, *ids);
+    if (!uids) {
+      return std::unexpected(uids.error());
+    }
+    std::sort(uids->begin(), uids->end());
+    if (words->exact) {
+      out.uids = std::move(*uids);
+      return std::optional<TextCandidates>(std::move(out));
+    }
+    hits = std::move(*uids);
   }
-  // The hits' document ids, ascending (every mailbox's, and deleted texts'
-  // not yet purged: the mapping below keeps the live ones of this mailbox).
-  auto ids = collect<std::int64_t>(
-      *db_, "SELECT rowid FROM search_fts WHERE search_fts MATCH ?1 ORDER BY rowid",
-      [&](Statement& s) { s.bind_text(1, words->match); },
-      [](const Statement& s) { return s.column_int(0); });
-  if (!ids) {
-    return std::unexpected(ids.error());
+  // Not exact, or not narrowed at all (a fragment in too many terms): the
+  // term records narrow further, and answer exactly a single run of token
+  // bytes, so fewer message files (or none) are read to confirm.
+  const RecordFilter filter(query);
+  if (!filter.narrows()) {
+    if (!hits) {
+      return std::optional<TextCandidates>();
+    }
+    out.uids = std::move(*hits);
+    return std::optional<TextCandidates>(std::move(out));
   }
-  auto uids = hit_uids(*db_, mailbox_id, *ids);
-  if (!uids) {
-    return std::unexpected(uids.error());
+  bool uncertain = false;
+  auto kept = filter_records(*db_, mailbox_id, filter, hits ? &*hits : nullptr, uncertain);
+  if (!kept) {
+    return std::unexpected(kept.error());
   }
-  std::sort(uids->begin(), uids->end());
-  out.uids = std::move(*uids);
+  out.uids = std::move(*kept);
+  out.exact = filter.exact() && !uncertain;
   return std::optional<TextCandidates>(std::move(out));
 }
 

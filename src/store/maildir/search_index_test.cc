@@ -435,6 +435,65 @@ TEST_F(IndexTest, ManyAndFewHitsMapToTheMailboxsUids) {
   EXPECT_EQ(ask("eldo"), inbox_seldom);  // 150 hits: a lookup each
 }
 
+// A fragment in more terms than a query can list (a two-letter one, say) is
+// answered from the documents' term records, exactly; so is a needle across
+// separators narrowed by them before any file is read.
+TEST_F(IndexTest, FragmentsInTooManyTermsAreAnsweredFromTheRecords) {
+  std::vector<Uid> with_zq;
+  {
+    auto tx = index_->begin();
+    ASSERT_TRUE(tx);
+    for (Uid uid = 1; uid <= 4200; ++uid) {
+      // 4,100 distinct terms hold "zq"; a cut term holds it only past the cut.
+      std::string body = "w" + std::to_string(uid) + (uid <= 4100 ? "zq" : "qz") + " tail";
+      if (uid == 4200) {
+        body = std::string(kMaxTokenBytes, 'y') + "zq";
+      }
+      ASSERT_TRUE(add(inbox_, uid, body));
+      if (uid <= 4100) {
+        with_zq.push_back(uid);
+      }
+    }
+    ASSERT_TRUE(tx->commit());
+  }
+  TextQuery q;
+  q.columns = kTextBody;
+  // The cut term may hold any fragment past the cut: its document is a
+  // candidate, and the answers are to be confirmed.
+  q.needles = {"3zq"};  // few terms: the word index narrows
+  auto few = index_->text_candidates(inbox_, q);
+  ASSERT_TRUE(few && *few);
+  EXPECT_FALSE((*few)->exact);
+  EXPECT_EQ((*few)->uids.size(), 410u + 1u);  // w3zq, w13zq, ..., w4093zq; 4200
+  EXPECT_EQ((*few)->uids.back(), 4200u);
+  q.needles = {"zq"};  // too many terms: the records answer
+  auto many = index_->text_candidates(inbox_, q);
+  ASSERT_TRUE(many && *many);
+  with_zq.push_back(4200);
+  EXPECT_EQ((*many)->uids, with_zq);
+  EXPECT_FALSE((*many)->exact);
+  // Without the cut term's document, the records make both answers exact
+  // (the cut term is still in the vocabulary).
+  ASSERT_TRUE(index_->expunge_message(inbox_, 4200, 2));
+  with_zq.pop_back();
+  auto exact = index_->text_candidates(inbox_, q);
+  ASSERT_TRUE(exact && *exact);
+  EXPECT_EQ((*exact)->uids, with_zq);
+  EXPECT_TRUE((*exact)->exact);
+  q.needles = {"3zq"};
+  few = index_->text_candidates(inbox_, q);
+  ASSERT_TRUE(few && *few);
+  EXPECT_TRUE((*few)->exact);
+  EXPECT_EQ((*few)->uids.size(), 410u);
+  // Across a separator: terms ending in "zq" and the term "tail" after them.
+  q.needles = {"5zq tai"};
+  auto across = index_->text_candidates(inbox_, q);
+  ASSERT_TRUE(across && *across);
+  EXPECT_FALSE((*across)->exact);
+  EXPECT_EQ((*across)->uids.size(), 410u);  // w5zq, w15zq, ..., w4095zq
+  EXPECT_EQ((*across)->uids.front(), 5u);
+}
+
 // The index remembers terms it put in the vocabulary; a rolled-back
 // transaction takes its terms away, so the next text must add them again.
 TEST_F(IndexTest, RolledBackTermsAreAddedAgain) {

@@ -144,6 +144,63 @@ std::string or_of(const std::vector<std::string>& terms) {
 
 }  // namespace
 
+RecordFilter::RecordFilter(const TextQuery& query) : columns_(query.columns) {
+  exact_ = query.needles.size() == 1;
+  for (const std::string& raw : query.needles) {
+    auto pieces = needle_pieces(encode_capitals(raw));
+    if (pieces.size() != 1 || pieces[0].starts_token || pieces[0].ends_token) {
+      exact_ = false;
+    }
+    for (NeedlePiece& piece : pieces) {
+      if (piece.text.size() >= kMaxTokenBytes) {
+        exact_ = false;  // longer than any term
+        continue;
+      }
+      pieces_.push_back(std::move(piece));
+    }
+  }
+  narrows_ = !pieces_.empty();
+  exact_ = exact_ && narrows_;
+}
+
+bool RecordFilter::may_match(const std::vector<IndexedTerm>& terms, bool* uncertain) const {
+  bool cut = false;
+  for (const IndexedTerm& t : terms) {
+    if ((t.columns & columns_) != 0 && t.text.size() >= kMaxTokenBytes) {
+      cut = true;
+    }
+  }
+  for (const NeedlePiece& piece : pieces_) {
+    const std::string_view p = piece.text;
+    bool found = false;
+    for (const IndexedTerm& t : terms) {
+      if ((t.columns & columns_) == 0) {
+        continue;
+      }
+      const std::string_view term = t.text;
+      if (piece.starts_token && piece.ends_token) {
+        found = term == p;
+      } else if (piece.starts_token) {
+        found = term.substr(0, p.size()) == p;
+      } else if (piece.ends_token) {
+        found = ends_with(term, p);
+      } else {
+        found = term.find(p) != std::string_view::npos;
+      }
+      if (found) {
+        break;
+      }
+    }
+    if (!found) {
+      if (!cut) {
+        return false;
+      }
+      *uncertain = true;
+    }
+  }
+  return true;
+}
+
 // A column filter over the AND of one expression per needle piece that
 // narrows.
 Result<WordQuery> word_query(Database& db, const TextQuery& query) {
