@@ -122,19 +122,15 @@ DELETE FROM search_docs;
     // message's distinct terms with their columns (term_record.h), not its
     // text; answers the index cannot give exactly are confirmed from the
     // message files. The word index and the vocabulary go with the texts
-    // (the triggers first, so nothing moves to search_purge);
-    // Index::create_search_fts creates them again, empty, and the open
-    // indexes every message again from its file
-    // (MaildirUserStore::index_missing_texts).
+    // (each table takes its triggers along); Index::create_search_fts
+    // creates them again, empty, and the open indexes every message again
+    // from its file (MaildirUserStore::index_missing_texts).
     R"sql(
-DROP TRIGGER IF EXISTS search_docs_insert;
-DROP TRIGGER IF EXISTS search_docs_delete;
-DROP TRIGGER IF EXISTS search_terms_insert;
 DROP TABLE IF EXISTS search_fts;
 DROP TABLE IF EXISTS search_terms_fts;
 DROP TABLE IF EXISTS search_terms;
-DROP TABLE search_purge;
 DROP TABLE search_docs;
+DROP TABLE search_purge;
 CREATE TABLE search_docs (
   id INTEGER PRIMARY KEY,
   mailbox_id INTEGER NOT NULL,

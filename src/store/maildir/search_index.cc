@@ -377,16 +377,14 @@ Result<std::vector<Uid>> filter_records(Database& db, std::int64_t mailbox_id,
   std::vector<Uid> out;
   if (among != nullptr && among->size() <= kLookupRecords) {
     for (Uid uid : *among) {
-      auto s = db.prepare("SELECT terms FROM search_docs WHERE mailbox_id = ?1 AND uid = ?2");
-      if (!s) {
-        return std::unexpected(s.error());
+      auto record = collect<std::string>(
+          db, "SELECT terms FROM search_docs WHERE mailbox_id = ?1 AND uid = ?2",
+          [&](Statement& s) { s.bind(1, mailbox_id).bind(2, uid); },
+          [](const Statement& s) { return std::string(s.column_blob(0)); });
+      if (!record) {
+        return std::unexpected(record.error());
       }
-      s->bind(1, mailbox_id).bind(2, uid);
-      auto row = s->step();
-      if (!row) {
-        return std::unexpected(row.error());
-      }
-      if (*row && record_may_match(s->column_blob(0), filter, uncertain)) {
+      if (!record->empty() && record_may_match(record->front(), filter, uncertain)) {
         out.push_back(uid);
       }
     }

@@ -48,7 +48,8 @@ void exec(const std::filesystem::path& db_path, const std::string& sql) {
 
 // Leaves the index as a build of schema `version` (before 5) would have
 // left it: search_docs and search_purge keep texts (here one placeholder
-// text for every message), the vocabulary has its UNIQUE index.
+// text for every message) and the delete trigger moves them, the vocabulary
+// has its UNIQUE index.
 void set_old_schema(const std::filesystem::path& db_path, int version) {
   exec(db_path,
        "DROP TRIGGER search_docs_insert; DROP TRIGGER search_docs_delete; "
@@ -62,6 +63,8 @@ void set_old_schema(const std::filesystem::path& db_path, int version) {
        "ON DELETE CASCADE ON UPDATE CASCADE); "
        "INSERT INTO search_docs SELECT * FROM old_docs; DROP TABLE old_docs; "
        "CREATE TABLE search_purge (id INTEGER PRIMARY KEY, text BLOB NOT NULL); "
+       "CREATE TRIGGER search_docs_delete AFTER DELETE ON search_docs BEGIN "
+       "INSERT INTO search_purge (id, text) VALUES (old.id, old.text); END; "
        "INSERT INTO search_purge (id, text) VALUES (99, x'00'); "
        "PRAGMA user_version = " +
            std::to_string(version));
