@@ -129,6 +129,7 @@ DELETE FROM search_docs;
 DROP TABLE IF EXISTS search_fts;
 DROP TABLE IF EXISTS search_terms_fts;
 DROP TABLE IF EXISTS search_terms;
+DROP TABLE IF EXISTS search_term_hashes;
 DROP TABLE search_docs;
 DROP TABLE search_purge;
 CREATE TABLE search_docs (

@@ -73,6 +73,23 @@ void search_column_fn(sqlite3_context* ctx, int, sqlite3_value** argv) {
   sqlite3_result_text64(ctx, out.data(), out.size(), SQLITE_TRANSIENT, SQLITE_UTF8);
 }
 
+// FNV-1a over the term's bytes, folded to 31 bits (SQLite stores it in 4
+// bytes). Stored: it must never change.
+std::int64_t term_hash(std::string_view term) {
+  std::uint64_t h = 0xcbf29ce484222325ULL;
+  for (char c : term) {
+    h ^= static_cast<unsigned char>(c);
+    h *= 0x100000001b3ULL;
+  }
+  return static_cast<std::int64_t>((h ^ (h >> 31) ^ (h >> 62)) & 0x7fffffffULL);
+}
+
+void term_hash_fn(sqlite3_context* ctx, int, sqlite3_value** argv) {
+  const auto* data = static_cast<const char*>(sqlite3_value_blob(argv[0]));
+  const int size = sqlite3_value_bytes(argv[0]);
+  sqlite3_result_int64(ctx, term_hash(std::string_view(data, data == nullptr ? 0 : size)));
+}
+
 // "addr_from, addr_to, ..., body", each name prefixed by `prefix`.
 std::string column_list(std::string_view prefix = {}) {
   std::string out;
@@ -108,8 +125,6 @@ std::string create_fts_sql() {
       ", content='', detail=column, tokenize='ascii');\n"
       // A hit's document id -> its mailbox's UID, read without the texts.
       "CREATE INDEX IF NOT EXISTS search_docs_by_mailbox ON search_docs(mailbox_id, id, uid);\n"
-      // No index on the term: a term is added when the word index does not
-      // hold it yet (Index::add_terms).
       "CREATE TABLE IF NOT EXISTS search_terms (id INTEGER PRIMARY KEY, term TEXT NOT NULL);\n"
       // The terms FTS5 cut (kMaxTokenBytes): a fragment may lie past the cut.
       "CREATE INDEX IF NOT EXISTS search_terms_long ON search_terms(id) WHERE "
@@ -125,8 +140,15 @@ std::string create_fts_sql() {
       "CREATE TRIGGER IF NOT EXISTS search_docs_delete AFTER DELETE ON search_docs BEGIN\n"
       "  INSERT INTO search_purge (id, terms) VALUES (old.id, old.terms);\n"
       "END;\n"
+      // Terms by a 31-bit hash of their bytes (peregrine_term_hash): what
+      // tells Index::add_terms whether a term is new, at a fraction of the
+      // size of an index on the terms themselves.
+      "CREATE TABLE IF NOT EXISTS search_term_hashes (hash INTEGER NOT NULL, id INTEGER NOT "
+      "NULL, PRIMARY KEY (hash, id)) WITHOUT ROWID;\n"
       "CREATE TRIGGER IF NOT EXISTS search_terms_insert AFTER INSERT ON search_terms BEGIN\n"
       "  INSERT INTO search_terms_fts (rowid, term) VALUES (new.id, new.term);\n"
+      "  INSERT INTO search_term_hashes (hash, id) VALUES (peregrine_term_hash(new.term), "
+      "new.id);\n"
       "END;\n";
   return out;
 }
@@ -138,12 +160,16 @@ DROP TRIGGER IF EXISTS search_terms_insert;
 DROP TABLE IF EXISTS search_fts;
 DROP TABLE IF EXISTS search_terms_fts;
 DROP TABLE IF EXISTS search_terms;
+DROP TABLE IF EXISTS search_term_hashes;
 )sql";
 
 }  // namespace
 
 Result<void> register_search_functions(Database& db) {
-  return db.create_function("peregrine_search_column", 2, search_column_fn);
+  if (auto r = db.create_function("peregrine_search_column", 2, search_column_fn); !r) {
+    return r;
+  }
+  return db.create_function("peregrine_term_hash", 1, term_hash_fn);
 }
 
 Result<void> Index::create_search_fts() { return db_->exec(create_fts_sql()); }
@@ -200,19 +226,22 @@ Result<void> Index::add_terms(std::string_view packed) {
     if (known_.terms.contains(term)) {
       continue;
     }
-    // Every term of the word index is in the vocabulary (it was added when
-    // it first came, and the vocabulary loses terms only when it is rebuilt
-    // from the word index): a term the word index holds needs nothing. One
-    // whose documents were all purged is added again (the vocabulary then
-    // holds it twice; matching_terms removes the double).
-    auto indexed_already = collect<std::int64_t>(
-        *db_, "SELECT rowid FROM search_fts WHERE search_fts MATCH ?1 LIMIT 1",
-        [&](Statement& s) { s.bind_text(1, fts5_string(term)); },
-        [](const Statement& s) { return s.column_int(0); });
-    if (!indexed_already) {
-      return std::unexpected(indexed_already.error());
+    // The terms of the vocabulary with the same hash (rarely more than
+    // one), compared in full.
+    bool present = false;
+    auto same_hash = collect<std::string>(
+        *db_,
+        "SELECT t.term FROM search_term_hashes h JOIN search_terms t ON t.id = h.id "
+        "WHERE h.hash = ?1",
+        [&](Statement& s) { s.bind(1, term_hash(term)); },
+        [](const Statement& s) { return std::string(s.column_text(0)); });
+    if (!same_hash) {
+      return std::unexpected(same_hash.error());
     }
-    if (indexed_already->empty()) {
+    for (const std::string& known : *same_hash) {
+      present = present || known == term;
+    }
+    if (!present) {
       if (auto r = run(*db_, "INSERT INTO search_terms (term) VALUES (?1)",
                        [&](Statement& s) { s.bind_text(1, term); });
           !r) {
@@ -229,8 +258,6 @@ Result<void> Index::insert_search_text(std::int64_t mailbox_id, Uid uid, std::st
   if (auto r = delete_search_text(*db_, mailbox_id, uid); !r) {
     return r;
   }
-  // The vocabulary first: it adds the terms the word index lacks before
-  // this record's are indexed.
   if (auto r = add_terms(packed); !r) {
     return r;
   }
@@ -503,7 +530,7 @@ Result<SearchIndexStats> Index::search_stats() {
       "SELECT coalesce(sum(pgsize), 0) FROM dbstat WHERE name IN ('search_docs', "
       "'search_purge', 'search_docs_by_mailbox', 'sqlite_autoindex_search_docs_1')");
   auto words = count("SELECT coalesce(sum(pgsize), 0) FROM dbstat WHERE name LIKE 'search_fts_%'");
-  auto terms = count("SELECT coalesce(sum(pgsize), 0) FROM dbstat WHERE name LIKE 'search_terms%'");
+  auto terms = count("SELECT coalesce(sum(pgsize), 0) FROM dbstat WHERE name LIKE 'search_term%'");
   for (const auto* r : {&indexed, &pending, &text, &words, &terms}) {
     if (!*r) {
       return std::unexpected(r->error());
@@ -522,12 +549,12 @@ Result<bool> Index::search_fts_healthy() {
   auto exists = collect<std::int64_t>(
       *db_,
       "SELECT count(*) FROM sqlite_schema WHERE name IN ('search_fts', 'search_fts_docsize', "
-      "'search_terms', 'search_terms_fts')",
+      "'search_terms', 'search_terms_fts', 'search_term_hashes')",
       [](Statement&) {}, [](const Statement& s) { return s.column_int(0); });
   if (!exists) {
     return std::unexpected(exists.error());
   }
-  if (exists->front() != 4) {
+  if (exists->front() != 5) {
     return false;
   }
   auto same = collect<std::int64_t>(

@@ -54,6 +54,7 @@ void set_old_schema(const std::filesystem::path& db_path, int version) {
   exec(db_path,
        "DROP TRIGGER search_docs_insert; DROP TRIGGER search_docs_delete; "
        "DROP TRIGGER search_terms_insert; DROP TABLE search_terms_fts; DROP TABLE search_terms; "
+       "DROP TABLE search_term_hashes; "
        "CREATE TABLE search_terms (id INTEGER PRIMARY KEY, term TEXT NOT NULL UNIQUE); "
        "CREATE TABLE old_docs AS SELECT id, mailbox_id, uid, x'0001' AS text FROM search_docs; "
        "DROP TABLE search_docs; DROP TABLE search_purge; "
@@ -259,6 +260,10 @@ TEST_F(SearchIndexTest, VocabularyHoldsEveryIndexedTerm) {
   EXPECT_EQ(count("SELECT count(*) FROM (SELECT term FROM temp.v EXCEPT "
                   "SELECT term FROM search_terms)"),
             0);
+  // Each term once, each with its hash.
+  EXPECT_EQ(count("SELECT count(*) - count(DISTINCT term) FROM search_terms"), 0);
+  EXPECT_EQ(count("SELECT count(*) FROM search_term_hashes"),
+            count("SELECT count(*) FROM search_terms"));
   // "naïve" as i;unicode-casemap folds it: "i" and the combining diaeresis.
   EXPECT_EQ(count("SELECT count(*) FROM search_terms WHERE term = 'nai\xcc\x88ve'"), 1);
   sqlite3_close(db);

@@ -115,9 +115,6 @@ Result<std::optional<std::vector<std::string>>> matching_terms(Database& db, std
   if (too_many) {
     return std::optional<std::vector<std::string>>();
   }
-  // The vocabulary may hold a term twice (Index::add_terms).
-  std::sort(out.begin(), out.end());
-  out.erase(std::unique(out.begin(), out.end()), out.end());
   return std::optional<std::vector<std::string>>(std::move(out));
 }
 
