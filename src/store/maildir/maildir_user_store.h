@@ -146,14 +146,14 @@ class MaildirUserStore final : public UserStore {
 
   // ---- search.cc ----
   // At open, with the index on: rebuilds a missing or damaged word index
-  // from the stored texts, then indexes the messages that have no text yet.
+  // from the term records, then indexes the messages that have no record yet.
   base::Result<void> check_search_index();
-  // At open, with the index on or off: unindexes every deleted text still
+  // At open, with the index on or off: unindexes every deleted record still
   // pending (search_purge), in batches of one transaction each; rebuilds the
-  // word index if a pending text cannot be read.
+  // word index if a pending record cannot be read.
   base::Result<void> purge_search_index();
-  // Stores and indexes the text of every message that has none, reading the
-  // message files, in batches of one transaction each.
+  // Stores and indexes the term record of every message that has none,
+  // reading the message files, in batches of one transaction each.
   base::Result<void> index_missing_texts();
 
   // ---- sync.cc ----

@@ -122,8 +122,8 @@ class SearchIndexTest : public testing::StoreTest {
  protected:
   std::filesystem::path db() const { return tmp_.path() / "data" / "alice" / "index.sqlite"; }
 
-  // Messages and stored texts must always be equal; the trigram index holds
-  // the stored texts and the deleted ones not yet purged.
+  // Messages and term records must always be equal; the word index holds
+  // the records and the deleted ones not yet purged.
   void expect_in_step(std::int64_t messages) {
     EXPECT_EQ(scalar(db(), "SELECT count(*) FROM messages"), messages);
     EXPECT_EQ(scalar(db(), "SELECT count(*) FROM search_docs"), messages);
@@ -227,7 +227,7 @@ TEST_F(SearchIndexTest, OneWordFragmentIsAnsweredExactly) {
   EXPECT_EQ(candidates("INBOX", kTextBody, {"quarterly report"}), std::vector<Uid>{});
   // Two needles (HEADER): never exact.
   EXPECT_FALSE(exact("INBOX", kTextHeaders, {"subject:", "lunch"}));
-  // The stored texts are folded to lower case: a needle with a capital
+  // The indexed texts are folded to lower case: a needle with a capital
   // (which the fold would never give) finds nothing, exactly.
   EXPECT_EQ(candidates("INBOX", kTextBody, {"Widget"}), std::vector<Uid>{});
   EXPECT_TRUE(exact("INBOX", kTextBody, {"Widget"}));
