@@ -385,23 +385,13 @@ Result<std::vector<Uid>> hit_uids(Database& db, std::int64_t mailbox_id,
 // lookup each; more, by one scan of the mailbox's records.
 constexpr std::size_t kLookupRecords = 2000;
 
-// Whether the record `packed` may hold the query; a corrupt record may (the
-// file decides), and makes the answer uncertain.
-bool record_may_match(std::string_view packed, const RecordFilter& filter, bool& uncertain) {
-  auto terms = unpack_terms(packed);
-  if (!terms) {
-    uncertain = true;
-    return true;
-  }
-  return filter.may_match(*terms, &uncertain);
-}
-
 // The UIDs of the mailbox's documents (of `among` only, when given) whose
 // term records may hold the query.
 Result<std::vector<Uid>> filter_records(Database& db, std::int64_t mailbox_id,
                                         const RecordFilter& filter, const std::vector<Uid>* among,
                                         bool& uncertain) {
   std::vector<Uid> out;
+  TermScratch scratch;
   if (among != nullptr && among->size() <= kLookupRecords) {
     for (Uid uid : *among) {
       auto record = collect<std::string>(
@@ -411,7 +401,7 @@ Result<std::vector<Uid>> filter_records(Database& db, std::int64_t mailbox_id,
       if (!record) {
         return std::unexpected(record.error());
       }
-      if (!record->empty() && record_may_match(record->front(), filter, uncertain)) {
+      if (!record->empty() && filter.may_match(record->front(), scratch, &uncertain)) {
         out.push_back(uid);
       }
     }
@@ -434,7 +424,7 @@ Result<std::vector<Uid>> filter_records(Database& db, std::int64_t mailbox_id,
     if (among != nullptr && !std::binary_search(among->begin(), among->end(), uid)) {
       continue;
     }
-    if (record_may_match(s->column_blob(1), filter, uncertain)) {
+    if (filter.may_match(s->column_blob(1), scratch, &uncertain)) {
       out.push_back(uid);
     }
   }

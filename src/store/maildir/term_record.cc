@@ -3,6 +3,7 @@
 #include <zlib.h>
 
 #include <algorithm>
+#include <functional>
 #include <unordered_map>
 
 #include "store/maildir/text_tokens.h"
@@ -69,58 +70,79 @@ bool valid_term_bytes(std::string_view s) {
   });
 }
 
-std::optional<std::vector<IndexedTerm>> decode_record(std::string_view in) {
+// Calls fn(term, columns) for each term of the record `in`, in order, with
+// `term` rebuilt in `scratch`; stops when fn returns false. Returns
+// kCorrupt as soon as the bytes break a rule (fn has then seen a prefix).
+enum class Visit { kDone, kStopped, kCorrupt };
+
+template <class Fn>
+Visit visit_record(std::string_view in, std::string& scratch, Fn&& fn) {
   std::uint64_t count = 0;
   if (!get_varint(in, count)) {
-    return std::nullopt;
+    return Visit::kCorrupt;
   }
   // Every term takes at least 4 bytes: two varints, one new byte, a mask.
   if (count > in.size() / 4) {
-    return std::nullopt;
+    return Visit::kCorrupt;
   }
-  std::vector<IndexedTerm> out;
-  out.reserve(count);
+  scratch.clear();
   std::size_t total = 0;
   for (std::uint64_t i = 0; i < count; ++i) {
     std::uint64_t shared = 0;
     std::uint64_t fresh = 0;
     if (!get_varint(in, shared) || !get_varint(in, fresh)) {
-      return std::nullopt;
+      return Visit::kCorrupt;
     }
-    const std::string_view prev = out.empty() ? std::string_view() : out.back().text;
-    if (shared > prev.size() || fresh == 0 || fresh >= in.size() ||
+    if (shared > scratch.size() || fresh == 0 || fresh >= in.size() ||
         shared + fresh > kMaxTokenBytes) {
-      return std::nullopt;
+      return Visit::kCorrupt;
     }
     total += shared + fresh;
     if (total > kMaxTermBytesTotal) {
-      return std::nullopt;
+      return Visit::kCorrupt;
     }
     const std::string_view added = in.substr(0, fresh);
     if (!valid_term_bytes(added)) {
-      return std::nullopt;
+      return Visit::kCorrupt;
     }
-    IndexedTerm term;
-    term.text.reserve(shared + fresh);
-    term.text.append(prev.substr(0, shared));
-    term.text.append(added);
+    // Strictly ascending (no term twice, one encoding per record): the
+    // shared part is the whole common prefix, and the first new byte sorts
+    // after the previous term's byte there (if it has one).
+    if (i > 0 && shared < scratch.size() &&
+        static_cast<unsigned char>(added[0]) <= static_cast<unsigned char>(scratch[shared])) {
+      return Visit::kCorrupt;
+    }
+    scratch.resize(shared);
+    scratch.append(added);
     in.remove_prefix(fresh);
-    term.columns = static_cast<std::uint8_t>(in.front());
+    const auto columns = static_cast<std::uint8_t>(in.front());
     in.remove_prefix(1);
-    if (term.columns == 0 || term.columns >= (1u << kTermColumns)) {
-      return std::nullopt;
+    if (columns == 0 || columns >= (1u << kTermColumns)) {
+      return Visit::kCorrupt;
     }
-    // Strictly ascending: no term twice, one encoding per record.
-    if (!out.empty() && !(out.back().text < term.text)) {
-      return std::nullopt;
+    if (!fn(std::string_view(scratch), columns)) {
+      return Visit::kStopped;
     }
-    out.push_back(std::move(term));
   }
-  if (!in.empty()) {
+  return in.empty() ? Visit::kDone : Visit::kCorrupt;
+}
+
+std::optional<std::vector<IndexedTerm>> decode_record(std::string_view in) {
+  std::vector<IndexedTerm> out;
+  std::string scratch;
+  const Visit v = visit_record(in, scratch, [&](std::string_view term, std::uint8_t columns) {
+    out.push_back(IndexedTerm{std::string(term), columns});
+    return true;
+  });
+  if (v != Visit::kDone) {
     return std::nullopt;
   }
   return out;
 }
+
+// The record of `packed` (format byte, maybe zlib), in `buffer` when it had
+// to be inflated; nullopt when corrupt.
+std::optional<std::string_view> record_bytes(std::string_view packed, std::string& buffer);
 
 }  // namespace
 
@@ -195,7 +217,9 @@ std::string pack_terms(const std::vector<IndexedTerm>& terms) {
   return out;
 }
 
-std::optional<std::vector<IndexedTerm>> unpack_terms(std::string_view packed) {
+namespace {
+
+std::optional<std::string_view> record_bytes(std::string_view packed, std::string& buffer) {
   if (packed.empty()) {
     return std::nullopt;
   }
@@ -203,7 +227,7 @@ std::optional<std::vector<IndexedTerm>> unpack_terms(std::string_view packed) {
     if (packed.size() - 1 > kMaxRecordBytes) {
       return std::nullopt;
     }
-    return decode_record(packed.substr(1));
+    return packed.substr(1);
   }
   if (packed[0] != kPackedZlib || packed.size() < 5) {
     return std::nullopt;
@@ -218,14 +242,31 @@ std::optional<std::vector<IndexedTerm>> unpack_terms(std::string_view packed) {
   if (n > kMaxRecordBytes || n > stream * kMaxDeflateRatio + 64) {
     return std::nullopt;
   }
-  std::string raw(n, '\0');
+  buffer.resize(n);
   uLongf size = n;
-  if (uncompress(reinterpret_cast<Bytef*>(raw.data()), &size,
+  if (uncompress(reinterpret_cast<Bytef*>(buffer.data()), &size,
                  reinterpret_cast<const Bytef*>(packed.data() + 5), stream) != Z_OK ||
       size != n) {
     return std::nullopt;
   }
-  return decode_record(raw);
+  return std::string_view(buffer);
+}
+
+}  // namespace
+
+std::optional<std::vector<IndexedTerm>> unpack_terms(std::string_view packed) {
+  std::string buffer;
+  auto raw = record_bytes(packed, buffer);
+  if (!raw) {
+    return std::nullopt;
+  }
+  return decode_record(*raw);
+}
+
+bool for_each_term(std::string_view packed, TermScratch& scratch,
+                   const std::function<bool(std::string_view, std::uint8_t)>& fn) {
+  auto raw = record_bytes(packed, scratch.inflated);
+  return raw && visit_record(*raw, scratch.term, fn) != Visit::kCorrupt;
 }
 
 std::string column_terms(const std::vector<IndexedTerm>& terms, int n) {

@@ -15,6 +15,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -51,6 +52,19 @@ std::string pack_terms(const std::vector<IndexedTerm>& terms);
 // The terms again; nullopt when the bytes break any rule above or a bound
 // (kMaxRecordBytes of record, kMaxTermBytesTotal of terms).
 std::optional<std::vector<IndexedTerm>> unpack_terms(std::string_view packed);
+
+// Buffers for_each_term reuses from one record to the next.
+struct TermScratch {
+  std::string inflated;
+  std::string term;
+};
+
+// Calls fn(term, columns) for each term of a packed record, in order,
+// without building the terms (each view is valid during its call); stops
+// early when fn returns false. False when the bytes are corrupt (fn may have
+// seen some terms first); the rules and bounds are unpack_terms'.
+bool for_each_term(std::string_view packed, TermScratch& scratch,
+                   const std::function<bool(std::string_view, std::uint8_t)>& fn);
 
 // The record's terms that occur in column n, separated by spaces: the text
 // the word index is given for that column (tokenized, it gives exactly

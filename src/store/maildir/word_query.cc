@@ -160,40 +160,47 @@ RecordFilter::RecordFilter(const TextQuery& query) : columns_(query.columns) {
   exact_ = exact_ && narrows_;
 }
 
-bool RecordFilter::may_match(const std::vector<IndexedTerm>& terms, bool* uncertain) const {
+bool RecordFilter::may_match(std::string_view packed, TermScratch& scratch, bool* uncertain) const {
+  std::vector<bool> found(pieces_.size(), false);
+  std::size_t missing = pieces_.size();
   bool cut = false;
-  for (const IndexedTerm& t : terms) {
-    if ((t.columns & columns_) != 0 && t.text.size() >= kMaxTokenBytes) {
-      cut = true;
+  const bool read = for_each_term(packed, scratch, [&](std::string_view term, std::uint8_t in) {
+    if ((in & columns_) == 0) {
+      return true;
     }
-  }
-  for (const NeedlePiece& piece : pieces_) {
-    const std::string_view p = piece.text;
-    bool found = false;
-    for (const IndexedTerm& t : terms) {
-      if ((t.columns & columns_) == 0) {
+    cut = cut || term.size() >= kMaxTokenBytes;
+    for (std::size_t i = 0; i < pieces_.size(); ++i) {
+      if (found[i]) {
         continue;
       }
-      const std::string_view term = t.text;
+      const NeedlePiece& piece = pieces_[i];
+      const std::string_view p = piece.text;
+      bool here = false;
       if (piece.starts_token && piece.ends_token) {
-        found = term == p;
+        here = term == p;
       } else if (piece.starts_token) {
-        found = term.substr(0, p.size()) == p;
+        here = term.substr(0, p.size()) == p;
       } else if (piece.ends_token) {
-        found = ends_with(term, p);
+        here = ends_with(term, p);
       } else {
-        found = term.find(p) != std::string_view::npos;
+        here = term.find(p) != std::string_view::npos;
       }
-      if (found) {
-        break;
+      if (here) {
+        found[i] = true;
+        --missing;
       }
     }
-    if (!found) {
-      if (!cut) {
-        return false;
-      }
-      *uncertain = true;
+    return missing > 0;  // every piece found: the rest cannot change the answer
+  });
+  if (!read) {
+    *uncertain = true;  // corrupt: the file decides
+    return true;
+  }
+  if (missing > 0) {
+    if (!cut) {
+      return false;
     }
+    *uncertain = true;
   }
   return true;
 }

@@ -58,10 +58,11 @@ class RecordFilter {
   // Whether some needle has a piece to look for.
   bool narrows() const { return narrows_; }
   bool exact() const { return exact_; }
-  // Whether a document with `terms` may hold every needle. Sets *uncertain
-  // when it kept the document only because a term of it was cut at
-  // kMaxTokenBytes (the piece may lie past the cut).
-  bool may_match(const std::vector<IndexedTerm>& terms, bool* uncertain) const;
+  // Whether a document with the packed term record `packed` may hold every
+  // needle. Sets *uncertain when it kept the document only because a term
+  // of it was cut at kMaxTokenBytes (the piece may lie past the cut) or
+  // because the record is corrupt (the file decides).
+  bool may_match(std::string_view packed, TermScratch& scratch, bool* uncertain) const;
 
  private:
   std::uint8_t columns_ = 0;
