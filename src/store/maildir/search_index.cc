@@ -353,30 +353,25 @@ Result<std::vector<Uid>> hit_uids(Database& db, std::int64_t mailbox_id,
     }
     return out;
   }
-  auto s = db.prepare(
-      "SELECT id, uid FROM search_docs INDEXED BY search_docs_by_mailbox "
-      "WHERE mailbox_id = ?1 AND id BETWEEN ?2 AND ?3 ORDER BY id");
-  if (!s) {
-    return std::unexpected(s.error());
-  }
-  s->bind(1, mailbox_id).bind(2, ids.front()).bind(3, ids.back());
   auto next = ids.begin();
-  for (;;) {
-    auto row = s->step();
-    if (!row) {
-      return std::unexpected(row.error());
-    }
-    if (!*row) {
-      break;
-    }
-    const std::int64_t id = s->column_int(0);
-    next = std::lower_bound(next, ids.end(), id);
-    if (next == ids.end()) {
-      break;
-    }
-    if (*next == id) {
-      out.push_back(static_cast<Uid>(s->column_int(1)));
-    }
+  auto r = each_row(
+      db,
+      "SELECT id, uid FROM search_docs INDEXED BY search_docs_by_mailbox "
+      "WHERE mailbox_id = ?1 AND id BETWEEN ?2 AND ?3 ORDER BY id",
+      [&](Statement& s) { s.bind(1, mailbox_id).bind(2, ids.front()).bind(3, ids.back()); },
+      [&](const Statement& s) {
+        const std::int64_t id = s.column_int(0);
+        next = std::lower_bound(next, ids.end(), id);
+        if (next == ids.end()) {
+          return false;
+        }
+        if (*next == id) {
+          out.push_back(static_cast<Uid>(s.column_int(1)));
+        }
+        return true;
+      });
+  if (!r) {
+    return std::unexpected(r.error());
   }
   return out;
 }
@@ -407,26 +402,19 @@ Result<std::vector<Uid>> filter_records(Database& db, std::int64_t mailbox_id,
     }
     return out;
   }
-  auto s = db.prepare("SELECT uid, terms FROM search_docs WHERE mailbox_id = ?1 ORDER BY uid");
-  if (!s) {
-    return std::unexpected(s.error());
-  }
-  s->bind(1, mailbox_id);
-  for (;;) {
-    auto row = s->step();
-    if (!row) {
-      return std::unexpected(row.error());
-    }
-    if (!*row) {
-      break;
-    }
-    const auto uid = static_cast<Uid>(s->column_int(0));
-    if (among != nullptr && !std::binary_search(among->begin(), among->end(), uid)) {
-      continue;
-    }
-    if (filter.may_match(s->column_blob(1), scratch, &uncertain)) {
-      out.push_back(uid);
-    }
+  auto r = each_row(
+      db, "SELECT uid, terms FROM search_docs WHERE mailbox_id = ?1 ORDER BY uid",
+      [&](Statement& s) { s.bind(1, mailbox_id); },
+      [&](const Statement& s) {
+        const auto uid = static_cast<Uid>(s.column_int(0));
+        if ((among == nullptr || std::binary_search(among->begin(), among->end(), uid)) &&
+            filter.may_match(s.column_blob(1), scratch, &uncertain)) {
+          out.push_back(uid);
+        }
+        return true;
+      });
+  if (!r) {
+    return std::unexpected(r.error());
   }
   return out;
 }
