@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets with clang and runs one of them.
-# Usage: scripts/fuzz.sh [seconds] [mime|imap_proto|search|search_text|pop3_proto|smtp_proto|loadgen_response|text_tokens]   (defaults: 600, mime)
+# Usage: scripts/fuzz.sh [seconds] [mime|imap_proto|search|term_record|pop3_proto|smtp_proto|loadgen_response|text_tokens]   (defaults: 600, mime)
 # Crashes go to build/fuzz/artifacts/; see tests/fuzz/README.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -12,12 +12,12 @@ case "$target" in
   mime) seeds=tests/mime/corpus dict=tests/fuzz/mime.dict max_len=262144 ;;
   imap_proto) seeds=tests/fuzz/imap_seeds dict=tests/fuzz/imap.dict max_len=4096 ;;
   search) seeds=tests/fuzz/search_seeds dict=tests/fuzz/search.dict max_len=4096 ;;
-  search_text) seeds=tests/fuzz/search_text_seeds dict=tests/fuzz/search_text.dict max_len=65536 ;;
+  term_record) seeds=tests/fuzz/term_record_seeds dict=tests/fuzz/term_record.dict max_len=65536 ;;
   pop3_proto) seeds=tests/fuzz/pop3_seeds dict=tests/fuzz/pop3.dict max_len=4096 ;;
   smtp_proto) seeds=tests/fuzz/smtp_seeds dict=tests/fuzz/smtp.dict max_len=8192 ;;
   loadgen_response) seeds=tests/fuzz/loadgen_seeds dict=tests/fuzz/imap.dict max_len=4096 ;;
   text_tokens) seeds=tests/fuzz/text_tokens_seeds dict=tests/fuzz/search.dict max_len=4096 ;;
-  *) echo "fuzz.sh: unknown target $target (mime, imap_proto, search, search_text, pop3_proto, smtp_proto, loadgen_response or text_tokens)" >&2; exit 64 ;;
+  *) echo "fuzz.sh: unknown target $target (mime, imap_proto, search, term_record, pop3_proto, smtp_proto, loadgen_response or text_tokens)" >&2; exit 64 ;;
 esac
 
 CC=clang CXX=clang++ cmake -S . -B "$build" -G Ninja -DPEREGRINE_FUZZ=ON -DPEREGRINE_TESTS=OFF \

@@ -310,7 +310,7 @@ def main() -> int:
         results["peregrine"]["mail bytes"] = int(stats["mail_bytes"])
         results["peregrine"]["index share %"] = 100.0 * int(stats["index_bytes"]) / max(
             1, int(stats["mail_bytes"]))
-        for part in ("text_bytes", "words_bytes", "terms_bytes"):
+        for part in ("records_bytes", "words_bytes", "terms_bytes"):
             if part in stats:
                 results["peregrine"][f"index: {part}"] = int(stats[part])
 

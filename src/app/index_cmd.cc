@@ -22,12 +22,13 @@ void print(const store::SearchIndexStats& s) {
       s.mail_bytes == 0 ? 0.0 : 100.0 * static_cast<double>(s.index_bytes) / s.mail_bytes;
   std::printf(
       "fts: %s\nmessages: %llu\nindexed: %llu\nindex_bytes: %llu\nmail_bytes: %llu\n"
-      "index_share: %.1f%%\ntext_bytes: %llu\nwords_bytes: %llu\nterms_bytes: %llu\n"
+      "index_share: %.1f%%\nrecords_bytes: %llu\nwords_bytes: %llu\nterms_bytes: %llu\n"
       "pending_purge: %llu\n",
       s.enabled ? "on" : "off", static_cast<unsigned long long>(s.messages),
       static_cast<unsigned long long>(s.indexed), static_cast<unsigned long long>(s.index_bytes),
       static_cast<unsigned long long>(s.mail_bytes), share,
-      static_cast<unsigned long long>(s.text_bytes), static_cast<unsigned long long>(s.words_bytes),
+      static_cast<unsigned long long>(s.records_bytes),
+      static_cast<unsigned long long>(s.words_bytes),
       static_cast<unsigned long long>(s.terms_bytes),
       static_cast<unsigned long long>(s.pending_purge));
 }

@@ -323,7 +323,8 @@ class Evaluator {
     return out;
   }
 
-  // The folded text of a message whose text the store does not keep.
+  // The folded search text of a message, from its file (the extraction
+  // APPEND indexes).
   std::optional<mime::SearchText> text_from_message(store::Uid uid) {
     auto body = store_.open_body(view_.mailbox(), uid);
     if (!body) {
@@ -369,27 +370,11 @@ class Evaluator {
       }
       return out;
     }
-    for (std::size_t i = 0; i < seqs.size(); i += kBatch) {
-      std::span<const std::uint32_t> chunk(seqs.data() + i, std::min(kBatch, seqs.size() - i));
-      auto stored = store_.search_texts(view_.mailbox(), uid_set(chunk));
-      if (!stored) {
-        return std::unexpected(stored.error());
-      }
-      auto next = stored->begin();
-      for (std::uint32_t seq : chunk) {
-        const store::Uid uid = uids_[seq];
-        while (next != stored->end() && next->uid < uid) {
-          ++next;
-        }
-        std::optional<mime::SearchText> text;
-        if (next != stored->end() && next->uid == uid) {
-          text = mime::deserialize_search_text(next->text);
-        }
-        if (!text) {
-          text = text_from_message(uid);
-        }
-        out[seq] = text && text_matches(*text, key);
-      }
+    // The index keeps no text: the candidates are confirmed from their
+    // files, one message in memory at a time.
+    for (std::uint32_t seq : seqs) {
+      std::optional<mime::SearchText> text = text_from_message(uids_[seq]);
+      out[seq] = text && text_matches(*text, key);
     }
     return out;
   }

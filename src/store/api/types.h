@@ -192,7 +192,7 @@ struct ChangeSet {
   std::vector<ExpungedUid> expunged;  // UID order
 };
 
-// ---- Full-text search (UserStore::text_candidates, search_texts) ----
+// ---- Full-text search (UserStore::text_candidates) ----
 
 // Which parts of a message's search text a query looks in (a bitmask).
 using TextColumns = std::uint8_t;
@@ -224,24 +224,17 @@ struct TextCandidates {
   bool exact = false;
 };
 
-// A message's search text as the store keeps it: the bytes of
-// mime::serialize_search_text of the case-folded text.
-struct SearchTextEntry {
-  Uid uid = 0;
-  std::string text;
-};
-
 // The state of a user's full-text index.
 struct SearchIndexStats {
   bool enabled = false;
   std::uint64_t messages = 0;       // messages of the user
-  std::uint64_t indexed = 0;        // of them, with their text in the index
+  std::uint64_t indexed = 0;        // of them, with their terms in the index
   std::uint64_t index_bytes = 0;    // on disk: the three parts below together
-  std::uint64_t text_bytes = 0;     //   the stored texts (and those awaiting purge)
+  std::uint64_t records_bytes = 0;  //   the term records (and those awaiting purge)
   std::uint64_t words_bytes = 0;    //   the word index over them
   std::uint64_t terms_bytes = 0;    //   the vocabulary and the trigram index over it
   std::uint64_t mail_bytes = 0;     // the messages' sizes
-  std::uint64_t pending_purge = 0;  // deleted texts not yet removed from the word index
+  std::uint64_t pending_purge = 0;  // deleted records not yet removed from the word index
 };
 
 }  // namespace peregrine::store

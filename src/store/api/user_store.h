@@ -149,11 +149,6 @@ class UserStore {
   // rebuilt before answering.
   virtual base::Result<std::optional<TextCandidates>> text_candidates(std::string_view mailbox,
                                                                       const TextQuery& query) = 0;
-  // The stored search texts of the messages in `uids`, ascending UIDs.
-  // Messages whose text is not stored (the index is off) are left out: the
-  // caller builds their text from the message itself.
-  virtual base::Result<std::vector<SearchTextEntry>> search_texts(std::string_view mailbox,
-                                                                  const UidSet& uids) = 0;
   virtual base::Result<SearchIndexStats> search_index_stats() = 0;
   // Drops the full-text index and builds it again from the message files.
   virtual base::Result<SearchIndexStats> rebuild_search_index() = 0;

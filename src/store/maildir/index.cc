@@ -118,6 +118,34 @@ DROP TABLE IF EXISTS search_fts;
 DELETE FROM search_purge;
 DELETE FROM search_docs;
 )sql",
+    // 4 -> 5: term records instead of texts. search_docs keeps each
+    // message's distinct terms with their columns (term_record.h), not its
+    // text; answers the index cannot give exactly are confirmed from the
+    // message files. The word index and the vocabulary go with the texts
+    // (each table takes its triggers along); Index::create_search_fts
+    // creates them again, empty, and the open indexes every message again
+    // from its file (MaildirUserStore::index_missing_texts).
+    R"sql(
+DROP TABLE IF EXISTS search_fts;
+DROP TABLE IF EXISTS search_terms_fts;
+DROP TABLE IF EXISTS search_terms;
+DROP TABLE IF EXISTS search_term_hashes;
+DROP TABLE search_docs;
+DROP TABLE search_purge;
+CREATE TABLE search_docs (
+  id INTEGER PRIMARY KEY,
+  mailbox_id INTEGER NOT NULL,
+  uid INTEGER NOT NULL,
+  terms BLOB NOT NULL,
+  UNIQUE (mailbox_id, uid),
+  FOREIGN KEY (mailbox_id, uid) REFERENCES messages(mailbox_id, uid)
+    ON DELETE CASCADE ON UPDATE CASCADE
+);
+CREATE TABLE search_purge (
+  id INTEGER PRIMARY KEY,
+  terms BLOB NOT NULL
+);
+)sql",
 };
 static_assert(std::size(kMigrations) == kIndexSchemaVersion);
 
@@ -255,12 +283,6 @@ Result<void> Index::migrate() {
   }
   if (auto r = create_search_fts(); !r) {
     return r;
-  }
-  if (version < 4) {
-    // The word index replaces the trigram index: index the stored texts.
-    if (auto r = rebuild_search_fts(); !r) {
-      return r;
-    }
   }
   if (auto r = db_->exec("PRAGMA user_version = " + std::to_string(kIndexSchemaVersion)); !r) {
     return r;

@@ -21,12 +21,12 @@
 #include "mime/search_text.h"
 #include "store/api/types.h"
 #include "store/api/uid_set.h"
-#include "store/maildir/search_text_pack.h"
 #include "store/maildir/sqlite.h"
+#include "store/maildir/term_record.h"
 
 namespace peregrine::store::maildir {
 
-inline constexpr int kIndexSchemaVersion = 4;
+inline constexpr int kIndexSchemaVersion = 5;
 
 struct MailboxRow {
   std::int64_t id = 0;
@@ -125,27 +125,24 @@ class Index {
   base::Result<std::vector<Uid>> uids_from(std::int64_t mailbox_id, Uid first);
 
   // ---- Full-text index (search_index.cc) ----
-  // Stores a message's search text (pack_search_text) and indexes it.
+  // Stores a message's term record (pack_terms) and indexes it.
   base::Result<void> insert_search_text(std::int64_t mailbox_id, Uid uid, std::string_view packed);
-  // Gives message `to` a copy of the text of message `from` (copy).
+  // Gives message `to` a copy of the term record of message `from` (copy).
   base::Result<void> copy_search_text(std::int64_t from_mailbox, Uid from_uid,
                                       std::int64_t to_mailbox, Uid to_uid);
-  // Hands the text of message `from` to message `to` (move): no reindexing.
+  // Hands the record of message `from` to message `to` (move): no reindexing.
   base::Result<void> move_search_text(std::int64_t from_mailbox, Uid from_uid,
                                       std::int64_t to_mailbox, Uid to_uid);
   // UserStore::text_candidates for one mailbox. nullopt when no needle
   // narrows the search (too short or too common a fragment).
   base::Result<std::optional<TextCandidates>> text_candidates(std::int64_t mailbox_id,
                                                               const TextQuery& query);
-  // The unpacked texts (mime::serialize_search_text bytes) of `uids`.
-  base::Result<std::vector<SearchTextEntry>> search_texts(std::int64_t mailbox_id,
-                                                          const UidSet& uids);
   // Counts and sizes; index_bytes from the pages the tables use.
   base::Result<SearchIndexStats> search_stats();
-  // Whether the word index and the vocabulary agree with the stored texts
+  // Whether the word index and the vocabulary agree with the term records
   // (same number of documents, and they can be read).
   base::Result<bool> search_fts_healthy();
-  // Drops the word index and the vocabulary and indexes every stored text
+  // Drops the word index and the vocabulary and indexes every term record
   // again.
   base::Result<void> rebuild_search_fts();
   // Removes up to `limit` deleted texts (search_purge) from the word
@@ -154,10 +151,10 @@ class Index {
   // Deleted texts each append unindexes in its transaction, so the purge
   // keeps up with expunges without a long step anywhere.
   static constexpr std::size_t kPurgePerAppend = 8;
-  // Drops every stored text, the word index and the vocabulary (before a
+  // Drops every term record, the word index and the vocabulary (before a
   // full rebuild).
   base::Result<void> clear_search_index();
-  // Up to `limit` messages (mailbox id, row) that have no stored text.
+  // Up to `limit` messages (mailbox id, row) that have no term record.
   base::Result<std::vector<std::pair<std::int64_t, MessageRow>>> messages_without_text(
       std::size_t limit);
 
@@ -173,10 +170,10 @@ class Index {
   // missing.
   base::Result<void> create_search_fts();
   // Drops the word index and the vocabulary, and every pending purge (and
-  // every stored text unless `keep_texts`), then creates them empty.
+  // every term record unless `keep_texts`), then creates them empty.
   base::Result<void> recreate_search_fts(bool keep_texts);
 
-  // Adds the tokens of a packed text that the vocabulary lacks, skipping
+  // Adds the terms of a packed record that the vocabulary lacks, skipping
   // those known_terms_ holds.
   base::Result<void> add_terms(std::string_view packed);
   void forget_known_terms();
@@ -196,9 +193,9 @@ class Index {
   KnownTerms known_;
 };
 
-// Registers peregrine_search_column(text, n) on a connection: column n (0
-// From, 1 To, 2 Cc, 3 Bcc, 4 Subject, 5 headers, 6 body) of a packed search
-// text.
+// Registers peregrine_search_column(record, n) on a connection: the terms
+// of column n (0 From, 1 To, 2 Cc, 3 Bcc, 4 Subject, 5 headers, 6 body) of a
+// packed term record, separated by spaces (column_terms).
 base::Result<void> register_search_functions(Database& db);
 
 // Keywords as the index stores them: joined by single spaces (keywords never

@@ -74,8 +74,6 @@ class MaildirUserStore final : public UserStore {
 
   base::Result<std::optional<TextCandidates>> text_candidates(std::string_view mailbox,
                                                               const TextQuery& query) override;
-  base::Result<std::vector<SearchTextEntry>> search_texts(std::string_view mailbox,
-                                                          const UidSet& uids) override;
   base::Result<SearchIndexStats> search_index_stats() override;
   base::Result<SearchIndexStats> rebuild_search_index() override;
 
@@ -154,14 +152,14 @@ class MaildirUserStore final : public UserStore {
 
   // ---- search.cc ----
   // At open, with the index on: rebuilds a missing or damaged word index
-  // from the stored texts, then indexes the messages that have no text yet.
+  // from the term records, then indexes the messages that have no record yet.
   base::Result<void> check_search_index();
-  // At open, with the index on or off: unindexes every deleted text still
+  // At open, with the index on or off: unindexes every deleted record still
   // pending (search_purge), in batches of one transaction each; rebuilds the
-  // word index if a pending text cannot be read.
+  // word index if a pending record cannot be read.
   base::Result<void> purge_search_index();
-  // Stores and indexes the text of every message that has none, reading the
-  // message files, in batches of one transaction each.
+  // Stores and indexes the term record of every message that has none,
+  // reading the message files, in batches of one transaction each.
   base::Result<void> index_missing_texts();
 
   // ---- sync.cc ----
@@ -189,7 +187,7 @@ class MaildirUserStore final : public UserStore {
 
 // ---- Shared by the .cc files ----
 
-// The packed (pack_search_text) case-folded form of a message's search text.
+// The term record (term_record.h, packed) of a message's case-folded search text.
 std::string packed_search_text(mime::SearchText text);
 
 // Wall-clock time.

@@ -1,6 +1,6 @@
 // The full-text index operations of MaildirUserStore (the tables and queries
-// are in search_index.cc): candidates and texts for SEARCH, statistics, and
-// the upkeep that rebuilds a missing or damaged index.
+// are in search_index.cc): candidates for SEARCH, statistics, and the upkeep
+// that rebuilds a missing or damaged index.
 
 #include "base/log.h"
 #include "mime/case_fold.h"
@@ -23,7 +23,7 @@ constexpr std::size_t kPurgeBatch = 256;
 
 std::string packed_search_text(mime::SearchText text) {
   mime::fold_search_text(text);
-  return pack_search_text(text);
+  return pack_terms(index_terms(text));
 }
 
 Result<std::optional<TextCandidates>> MaildirUserStore::text_candidates(std::string_view mailbox,
@@ -39,7 +39,7 @@ Result<std::optional<TextCandidates>> MaildirUserStore::text_candidates(std::str
   if (found || found.error().code != MailError::kInternal) {
     return found;
   }
-  // The word index is damaged: build it again from the stored texts, and
+  // The word index is damaged: build it again from the term records, and
   // ask once more.
   base::log(base::LogLevel::kWarn, "search_index_rebuild",
             {{"user", user_}, {"reason", found.error().message}});
@@ -56,15 +56,6 @@ Result<std::optional<TextCandidates>> MaildirUserStore::text_candidates(std::str
     }
   }
   return index_->text_candidates(row->id, query);
-}
-
-Result<std::vector<SearchTextEntry>> MaildirUserStore::search_texts(std::string_view mailbox,
-                                                                    const UidSet& uids) {
-  auto row = require_mailbox(mailbox);
-  if (!row) {
-    return std::unexpected(row.error());
-  }
-  return index_->search_texts(row->id, uids);
 }
 
 Result<SearchIndexStats> MaildirUserStore::search_index_stats() {
@@ -116,7 +107,7 @@ Result<void> MaildirUserStore::check_search_index() {
       }
     }  // rolled back unless committed
     if (!rebuilt) {
-      // The stored texts themselves are unreadable: start again from the files.
+      // The term records themselves are unreadable: start again from the files.
       auto r = rebuild_search_index();
       return r ? Result<void>() : std::unexpected(r.error());
     }
@@ -136,7 +127,7 @@ Result<void> MaildirUserStore::purge_search_index() {
       base::log(base::LogLevel::kWarn, "search_index_rebuild",
                 {{"user", user_}, {"reason", purged.error().message}});
       // Dropping the word index clears the pending purges; it is built
-      // again from the stored texts, or emptied when they are unreadable too
+      // again from the term records, or emptied when they are unreadable too
       // (the open then indexes the messages again from their files).
       if (auto r = index_->rebuild_search_fts(); !r) {
         if (auto c = index_->clear_search_index(); !c) {

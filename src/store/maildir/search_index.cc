@@ -1,20 +1,21 @@
 // The full-text index of the Maildir backend's SQLite index: each message's
-// case-folded search text, compressed, in search_docs; a contentless FTS5
-// word index over it (search_fts, tokenize='ascii', one column per part of
-// the text); and the vocabulary (search_terms: every token ever indexed),
-// with a trigram index over it (search_terms_fts), so that a word fragment
-// resolves to the terms holding it and the documents holding those terms
-// are exactly the documents holding the fragment: no text is read.
+// term record (term_record.h: its distinct terms, with the columns each
+// occurs in; no text) in search_docs; a contentless FTS5 word index over
+// the records (search_fts, tokenize='ascii', one column per part of the
+// text); and the vocabulary (search_terms: every term ever indexed), with a
+// trigram index over it (search_terms_fts), so that a word fragment resolves
+// to the terms holding it and the documents holding those terms are exactly
+// the documents holding the fragment: no text is read.
 //
-// A trigger indexes every inserted text in the inserting transaction; the
-// inserting code adds the text's new tokens to the vocabulary. A deleted
-// text (expunge, mailbox deletion) is moved by another trigger to
+// A trigger indexes every inserted record in the inserting transaction; the
+// inserting code adds the record's new terms to the vocabulary. A deleted
+// record (expunge, mailbox deletion) is moved by another trigger to
 // search_purge in the deleting transaction and unindexed later, in bounded
-// batches (purge_search_fts): until then its tokens may still match, but
-// every hit is joined to a live search_docs row, and a document id is never
-// given again while its tokens are in the index. Terms of deleted texts stay
-// in the vocabulary (they find nothing) until a rebuild. The format is in
-// docs/formats/maildir-store.md, "Full-text index".
+// batches (purge_search_fts), from the same record: until then its terms may
+// still match, but every hit is joined to a live search_docs row, and a
+// document id is never given again while its terms are in the index. Terms
+// of deleted records stay in the vocabulary (they find nothing) until a
+// rebuild. The format is in docs/formats/maildir-store.md, "Full-text index".
 
 #include <sqlite3.h>
 
@@ -32,49 +33,30 @@ using base::Result;
 
 namespace {
 
-// Column n of the word index from an unpacked text.
-std::string_view fts_column(const mime::SearchText& t, int n) {
-  switch (n) {
-    case 0:
-      return t.from;
-    case 1:
-      return t.to;
-    case 2:
-      return t.cc;
-    case 3:
-      return t.bcc;
-    case 4:
-      return t.subject;
-    case 5:
-      return t.headers;
-    default:
-      return t.body;
-  }
-}
+static_assert(kTermColumns == kColumnCount);
 
-// One unpacked text, kept between the calls a trigger makes for the columns
-// of the same row (and the vocabulary update after it), so the text is
-// decompressed once per row.
+// One unpacked record, kept between the calls a trigger makes for the
+// columns of the same row (and the vocabulary update after it), so the
+// record is decoded once per row.
 struct UnpackCache {
   std::string packed;
-  mime::SearchText text;
+  std::vector<IndexedTerm> terms;
 };
 thread_local UnpackCache unpack_cache;
 
-// The unpacked text of `packed`, through the cache; nullptr when corrupt.
-const mime::SearchText* unpacked(std::string_view packed) {
+// The terms of `packed`, through the cache; nullptr when corrupt.
+const std::vector<IndexedTerm>* unpacked(std::string_view packed) {
   UnpackCache& cache = unpack_cache;
   if (cache.packed != packed) {
-    auto bytes = unpack_search_text(packed);
-    auto text = bytes ? mime::deserialize_search_text(*bytes) : std::nullopt;
-    if (!text) {
+    auto terms = unpack_terms(packed);
+    if (!terms) {
       cache.packed.clear();
       return nullptr;
     }
     cache.packed.assign(packed);
-    cache.text = std::move(*text);
+    cache.terms = std::move(*terms);
   }
-  return &cache.text;
+  return &cache.terms;
 }
 
 void search_column_fn(sqlite3_context* ctx, int, sqlite3_value** argv) {
@@ -82,18 +64,30 @@ void search_column_fn(sqlite3_context* ctx, int, sqlite3_value** argv) {
   int size = sqlite3_value_bytes(argv[0]);
   int column = sqlite3_value_int(argv[1]);
   std::string_view packed(static_cast<const char*>(data), data == nullptr ? 0 : size);
-  const mime::SearchText* text = unpacked(packed);
-  if (text == nullptr) {
-    sqlite3_result_error(ctx, "corrupt search text", -1);
+  const std::vector<IndexedTerm>* terms = unpacked(packed);
+  if (terms == nullptr || column < 0 || column >= kTermColumns) {
+    sqlite3_result_error(ctx, "corrupt term record", -1);
     return;
   }
-  std::string_view out = fts_column(*text, column);
-  if (has_capitals(out)) {
-    std::string encoded = encode_capitals(out);
-    sqlite3_result_text64(ctx, encoded.data(), encoded.size(), SQLITE_TRANSIENT, SQLITE_UTF8);
-    return;
-  }
+  std::string out = column_terms(*terms, column);
   sqlite3_result_text64(ctx, out.data(), out.size(), SQLITE_TRANSIENT, SQLITE_UTF8);
+}
+
+// FNV-1a over the term's bytes, folded to 31 bits (SQLite stores it in 4
+// bytes). Stored: it must never change.
+std::int64_t term_hash(std::string_view term) {
+  std::uint64_t h = 0xcbf29ce484222325ULL;
+  for (char c : term) {
+    h ^= static_cast<unsigned char>(c);
+    h *= 0x100000001b3ULL;
+  }
+  return static_cast<std::int64_t>((h ^ (h >> 31) ^ (h >> 62)) & 0x7fffffffULL);
+}
+
+void term_hash_fn(sqlite3_context* ctx, int, sqlite3_value** argv) {
+  const auto* data = static_cast<const char*>(sqlite3_value_blob(argv[0]));
+  const int size = sqlite3_value_bytes(argv[0]);
+  sqlite3_result_int64(ctx, term_hash(std::string_view(data, data == nullptr ? 0 : size)));
 }
 
 // "addr_from, addr_to, ..., body", each name prefixed by `prefix`.
@@ -131,8 +125,7 @@ std::string create_fts_sql() {
       ", content='', detail=column, tokenize='ascii');\n"
       // A hit's document id -> its mailbox's UID, read without the texts.
       "CREATE INDEX IF NOT EXISTS search_docs_by_mailbox ON search_docs(mailbox_id, id, uid);\n"
-      "CREATE TABLE IF NOT EXISTS search_terms (id INTEGER PRIMARY KEY, term TEXT NOT NULL "
-      "UNIQUE);\n"
+      "CREATE TABLE IF NOT EXISTS search_terms (id INTEGER PRIMARY KEY, term TEXT NOT NULL);\n"
       // The terms FTS5 cut (kMaxTokenBytes): a fragment may lie past the cut.
       "CREATE INDEX IF NOT EXISTS search_terms_long ON search_terms(id) WHERE "
       "length(CAST(term AS BLOB)) >= 32768;\n"
@@ -141,14 +134,21 @@ std::string create_fts_sql() {
       "tokenize='trigram case_sensitive 1');\n"
       "CREATE TRIGGER IF NOT EXISTS search_docs_insert AFTER INSERT ON search_docs BEGIN\n"
       "  INSERT INTO search_fts (rowid, " +
-      column_list() + ") VALUES (new.id, " + column_values("new.text") +
+      column_list() + ") VALUES (new.id, " + column_values("new.terms") +
       ");\n"
       "END;\n"
       "CREATE TRIGGER IF NOT EXISTS search_docs_delete AFTER DELETE ON search_docs BEGIN\n"
-      "  INSERT INTO search_purge (id, text) VALUES (old.id, old.text);\n"
+      "  INSERT INTO search_purge (id, terms) VALUES (old.id, old.terms);\n"
       "END;\n"
+      // Terms by a 31-bit hash of their bytes (peregrine_term_hash): what
+      // tells Index::add_terms whether a term is new, at a fraction of the
+      // size of an index on the terms themselves.
+      "CREATE TABLE IF NOT EXISTS search_term_hashes (hash INTEGER NOT NULL, id INTEGER NOT "
+      "NULL, PRIMARY KEY (hash, id)) WITHOUT ROWID;\n"
       "CREATE TRIGGER IF NOT EXISTS search_terms_insert AFTER INSERT ON search_terms BEGIN\n"
       "  INSERT INTO search_terms_fts (rowid, term) VALUES (new.id, new.term);\n"
+      "  INSERT INTO search_term_hashes (hash, id) VALUES (peregrine_term_hash(new.term), "
+      "new.id);\n"
       "END;\n";
   return out;
 }
@@ -160,12 +160,16 @@ DROP TRIGGER IF EXISTS search_terms_insert;
 DROP TABLE IF EXISTS search_fts;
 DROP TABLE IF EXISTS search_terms_fts;
 DROP TABLE IF EXISTS search_terms;
+DROP TABLE IF EXISTS search_term_hashes;
 )sql";
 
 }  // namespace
 
 Result<void> register_search_functions(Database& db) {
-  return db.create_function("peregrine_search_column", 2, search_column_fn);
+  if (auto r = db.create_function("peregrine_search_column", 2, search_column_fn); !r) {
+    return r;
+  }
+  return db.create_function("peregrine_term_hash", 1, term_hash_fn);
 }
 
 Result<void> Index::create_search_fts() { return db_->exec(create_fts_sql()); }
@@ -197,7 +201,7 @@ constexpr std::size_t kTermsPerInsert = 64;
 Result<void> insert_terms(Database& db, const std::vector<std::string>& terms) {
   for (std::size_t at = 0; at < terms.size(); at += kTermsPerInsert) {
     const std::size_t n = std::min(kTermsPerInsert, terms.size() - at);
-    std::string text = "INSERT OR IGNORE INTO search_terms (term) VALUES (?1)";
+    std::string text = "INSERT INTO search_terms (term) VALUES (?1)";
     for (std::size_t i = 2; i <= n; ++i) {
       text += ", (?" + std::to_string(i) + ")";
     }
@@ -218,7 +222,7 @@ Result<void> insert_terms(Database& db, const std::vector<std::string>& terms) {
 Result<void> fill_terms(Database& db) {
   return db.exec(
       "CREATE VIRTUAL TABLE temp.search_fts_vocab USING fts5vocab(main, search_fts, row);\n"
-      "INSERT OR IGNORE INTO search_terms (term) SELECT term FROM temp.search_fts_vocab;\n"
+      "INSERT INTO search_terms (term) SELECT term FROM temp.search_fts_vocab;\n"
       "DROP TABLE temp.search_fts_vocab;");
 }
 
@@ -233,9 +237,9 @@ void Index::forget_known_terms() {
 }
 
 Result<void> Index::add_terms(std::string_view packed) {
-  const mime::SearchText* text = unpacked(packed);
-  if (text == nullptr) {
-    return base::fail(base::MailError::kInternal, "index: corrupt search text");
+  const std::vector<IndexedTerm>* terms = unpacked(packed);
+  if (terms == nullptr) {
+    return base::fail(base::MailError::kInternal, "index: corrupt term record");
   }
   auto version = db_->data_version();
   if (!version) {
@@ -245,21 +249,32 @@ Result<void> Index::add_terms(std::string_view packed) {
     forget_known_terms();
     known_.data_version = *version;
   }
-  std::vector<std::string> encoded;  // the columns with capitals, encoded
-  encoded.reserve(kColumnCount);     // the views below point into it
-  std::vector<std::string_view> columns;
-  for (int n = 0; n < kColumnCount; ++n) {
-    std::string_view column = fts_column(*text, n);
-    if (has_capitals(column)) {
-      encoded.push_back(encode_capitals(column));
-      column = encoded.back();
+  std::vector<std::string> fresh;  // terms the vocabulary lacks
+  for (const IndexedTerm& indexed : *terms) {
+    const std::string& term = indexed.text;
+    if (known_.terms.contains(term)) {
+      continue;
     }
-    columns.push_back(column);
-  }
-  std::vector<std::string> fresh;
-  for (std::string& term : distinct_tokens(columns)) {
-    if (!known_.terms.contains(term)) {
-      fresh.push_back(std::move(term));
+    // The terms of the vocabulary with the same hash (rarely more than
+    // one), compared in full.
+    bool present = false;
+    auto same_hash = collect<std::string>(
+        *db_,
+        "SELECT t.term FROM search_term_hashes h JOIN search_terms t ON t.id = h.id "
+        "WHERE h.hash = ?1",
+        [&](Statement& s) { s.bind(1, term_hash(term)); },
+        [](const Statement& s) { return std::string(s.column_text(0)); });
+    if (!same_hash) {
+      return std::unexpected(same_hash.error());
+    }
+    for (const std::string& known : *same_hash) {
+      present = present || known == term;
+    }
+    if (present) {
+      known_.bytes += term.size() + 32;
+      known_.terms.insert(term);
+    } else {
+      fresh.push_back(term);
     }
   }
   if (auto r = insert_terms(*db_, fresh); !r) {
@@ -267,7 +282,7 @@ Result<void> Index::add_terms(std::string_view packed) {
   }
   for (std::string& term : fresh) {
     known_.bytes += term.size() + 32;
-    known_.terms.insert(std::move(term));
+    known_.terms.insert(term);
   }
   return {};
 }
@@ -276,14 +291,13 @@ Result<void> Index::insert_search_text(std::int64_t mailbox_id, Uid uid, std::st
   if (auto r = delete_search_text(*db_, mailbox_id, uid); !r) {
     return r;
   }
-  if (auto r = run(*db_,
-                   sql("INSERT INTO search_docs (id, mailbox_id, uid, text) VALUES (", kNextDocId,
-                       ", ?1, ?2, ?3)"),
-                   [&](Statement& s) { s.bind(1, mailbox_id).bind(2, uid).bind_blob(3, packed); });
-      !r) {
+  if (auto r = add_terms(packed); !r) {
     return r;
   }
-  return add_terms(packed);
+  return run(*db_,
+             sql("INSERT INTO search_docs (id, mailbox_id, uid, terms) VALUES (", kNextDocId,
+                 ", ?1, ?2, ?3)"),
+             [&](Statement& s) { s.bind(1, mailbox_id).bind(2, uid).bind_blob(3, packed); });
 }
 
 Result<void> Index::copy_search_text(std::int64_t from_mailbox, Uid from_uid,
@@ -291,10 +305,10 @@ Result<void> Index::copy_search_text(std::int64_t from_mailbox, Uid from_uid,
   if (auto r = delete_search_text(*db_, to_mailbox, to_uid); !r) {
     return r;
   }
-  // The copied text's terms are in the vocabulary already.
+  // The copied record's terms are in the vocabulary already.
   return run(*db_,
-             sql("INSERT INTO search_docs (id, mailbox_id, uid, text) SELECT ", kNextDocId,
-                 ", ?3, ?4, text FROM search_docs WHERE mailbox_id = ?1 AND uid = ?2"),
+             sql("INSERT INTO search_docs (id, mailbox_id, uid, terms) SELECT ", kNextDocId,
+                 ", ?3, ?4, terms FROM search_docs WHERE mailbox_id = ?1 AND uid = ?2"),
              [&](Statement& s) {
                s.bind(1, from_mailbox).bind(2, from_uid).bind(3, to_mailbox).bind(4, to_uid);
              });
@@ -314,7 +328,7 @@ Result<std::size_t> Index::purge_search_fts(std::size_t limit) {
   const std::int64_t last = ids->back();
   if (auto r = run(*db_,
                    "INSERT INTO search_fts (search_fts, rowid, " + column_list() +
-                       ") SELECT 'delete', id, " + column_values("text") +
+                       ") SELECT 'delete', id, " + column_values("terms") +
                        " FROM search_purge WHERE id <= ?1",
                    [&](Statement& s) { s.bind(1, last); });
       !r) {
@@ -372,30 +386,68 @@ Result<std::vector<Uid>> hit_uids(Database& db, std::int64_t mailbox_id,
     }
     return out;
   }
-  auto s = db.prepare(
-      "SELECT id, uid FROM search_docs INDEXED BY search_docs_by_mailbox "
-      "WHERE mailbox_id = ?1 AND id BETWEEN ?2 AND ?3 ORDER BY id");
-  if (!s) {
-    return std::unexpected(s.error());
-  }
-  s->bind(1, mailbox_id).bind(2, ids.front()).bind(3, ids.back());
   auto next = ids.begin();
-  for (;;) {
-    auto row = s->step();
-    if (!row) {
-      return std::unexpected(row.error());
+  auto r = each_row(
+      db,
+      "SELECT id, uid FROM search_docs INDEXED BY search_docs_by_mailbox "
+      "WHERE mailbox_id = ?1 AND id BETWEEN ?2 AND ?3 ORDER BY id",
+      [&](Statement& s) { s.bind(1, mailbox_id).bind(2, ids.front()).bind(3, ids.back()); },
+      [&](const Statement& s) {
+        const std::int64_t id = s.column_int(0);
+        next = std::lower_bound(next, ids.end(), id);
+        if (next == ids.end()) {
+          return false;
+        }
+        if (*next == id) {
+          out.push_back(static_cast<Uid>(s.column_int(1)));
+        }
+        return true;
+      });
+  if (!r) {
+    return std::unexpected(r.error());
+  }
+  return out;
+}
+
+// Up to this many candidates are checked against their term records one
+// lookup each; more, by one scan of the mailbox's records.
+constexpr std::size_t kLookupRecords = 2000;
+
+// The UIDs of the mailbox's documents (of `among` only, when given) whose
+// term records may hold the query.
+Result<std::vector<Uid>> filter_records(Database& db, std::int64_t mailbox_id,
+                                        const RecordFilter& filter, const std::vector<Uid>* among,
+                                        bool& uncertain) {
+  std::vector<Uid> out;
+  TermScratch scratch;
+  if (among != nullptr && among->size() <= kLookupRecords) {
+    for (Uid uid : *among) {
+      auto record = collect<std::string>(
+          db, "SELECT terms FROM search_docs WHERE mailbox_id = ?1 AND uid = ?2",
+          [&](Statement& s) { s.bind(1, mailbox_id).bind(2, uid); },
+          [](const Statement& s) { return std::string(s.column_blob(0)); });
+      if (!record) {
+        return std::unexpected(record.error());
+      }
+      if (!record->empty() && filter.may_match(record->front(), scratch, &uncertain)) {
+        out.push_back(uid);
+      }
     }
-    if (!*row) {
-      break;
-    }
-    const std::int64_t id = s->column_int(0);
-    next = std::lower_bound(next, ids.end(), id);
-    if (next == ids.end()) {
-      break;
-    }
-    if (*next == id) {
-      out.push_back(static_cast<Uid>(s->column_int(1)));
-    }
+    return out;
+  }
+  auto r = each_row(
+      db, "SELECT uid, terms FROM search_docs WHERE mailbox_id = ?1 ORDER BY uid",
+      [&](Statement& s) { s.bind(1, mailbox_id); },
+      [&](const Statement& s) {
+        const auto uid = static_cast<Uid>(s.column_int(0));
+        if ((among == nullptr || std::binary_search(among->begin(), among->end(), uid)) &&
+            filter.may_match(s.column_blob(1), scratch, &uncertain)) {
+          out.push_back(uid);
+        }
+        return true;
+      });
+  if (!r) {
+    return std::unexpected(r.error());
   }
   return out;
 }
@@ -421,54 +473,48 @@ Result<std::optional<TextCandidates>> Index::text_candidates(std::int64_t mailbo
   if (words->empty) {
     return std::optional<TextCandidates>(std::move(out));
   }
-  if (words->match.empty()) {
-    return std::optional<TextCandidates>();
+  std::optional<std::vector<Uid>> hits;
+  if (!words->match.empty()) {
+    // The hits' document ids, ascending (every mailbox's, and deleted
+    // records' not yet purged: the mapping below keeps the live ones of
+    // this mailbox).
+    auto ids = collect<std::int64_t>(
+        *db_, "SELECT rowid FROM search_fts WHERE search_fts MATCH ?1 ORDER BY rowid",
+        [&](Statement& s) { s.bind_text(1, words->match); },
+        [](const Statement& s) { return s.column_int(0); });
+    if (!ids) {
+      return std::unexpected(ids.error());
+    }
+    auto uids = hit_uids(*db_, mailbox_id, *ids);
+    if (!uids) {
+      return std::unexpected(uids.error());
+    }
+    std::sort(uids->begin(), uids->end());
+    if (words->exact) {
+      out.uids = std::move(*uids);
+      return std::optional<TextCandidates>(std::move(out));
+    }
+    hits = std::move(*uids);
   }
-  // The hits' document ids, ascending (every mailbox's, and deleted texts'
-  // not yet purged: the mapping below keeps the live ones of this mailbox).
-  auto ids = collect<std::int64_t>(
-      *db_, "SELECT rowid FROM search_fts WHERE search_fts MATCH ?1 ORDER BY rowid",
-      [&](Statement& s) { s.bind_text(1, words->match); },
-      [](const Statement& s) { return s.column_int(0); });
-  if (!ids) {
-    return std::unexpected(ids.error());
+  // Not exact, or not narrowed at all (a fragment in too many terms): the
+  // term records narrow further, and answer exactly a single run of token
+  // bytes, so fewer message files (or none) are read to confirm.
+  const RecordFilter filter(query);
+  if (!filter.narrows()) {
+    if (!hits) {
+      return std::optional<TextCandidates>();
+    }
+    out.uids = std::move(*hits);
+    return std::optional<TextCandidates>(std::move(out));
   }
-  auto uids = hit_uids(*db_, mailbox_id, *ids);
-  if (!uids) {
-    return std::unexpected(uids.error());
+  bool uncertain = false;
+  auto kept = filter_records(*db_, mailbox_id, filter, hits ? &*hits : nullptr, uncertain);
+  if (!kept) {
+    return std::unexpected(kept.error());
   }
-  std::sort(uids->begin(), uids->end());
-  out.uids = std::move(*uids);
+  out.uids = std::move(*kept);
+  out.exact = filter.exact() && !uncertain;
   return std::optional<TextCandidates>(std::move(out));
-}
-
-Result<std::vector<SearchTextEntry>> Index::search_texts(std::int64_t mailbox_id,
-                                                         const UidSet& uids) {
-  std::vector<SearchTextEntry> out;
-  for (const UidRange& range : uids.ranges()) {
-    auto s = db_->prepare(
-        "SELECT uid, text FROM search_docs WHERE mailbox_id = ?1 AND uid BETWEEN ?2 AND ?3 "
-        "ORDER BY uid");
-    if (!s) {
-      return std::unexpected(s.error());
-    }
-    s->bind(1, mailbox_id).bind(2, range.first).bind(3, range.last);
-    for (;;) {
-      auto row = s->step();
-      if (!row) {
-        return std::unexpected(row.error());
-      }
-      if (!*row) {
-        break;
-      }
-      auto text = unpack_search_text(s->column_blob(1));
-      if (!text) {
-        return base::fail(base::MailError::kInternal, "index: corrupt search text");
-      }
-      out.push_back(SearchTextEntry{static_cast<Uid>(s->column_int(0)), std::move(*text)});
-    }
-  }
-  return out;
 }
 
 Result<SearchIndexStats> Index::search_stats() {
@@ -495,9 +541,7 @@ Result<SearchIndexStats> Index::search_stats() {
       "SELECT coalesce(sum(pgsize), 0) FROM dbstat WHERE name IN ('search_docs', "
       "'search_purge', 'search_docs_by_mailbox', 'sqlite_autoindex_search_docs_1')");
   auto words = count("SELECT coalesce(sum(pgsize), 0) FROM dbstat WHERE name LIKE 'search_fts_%'");
-  auto terms = count(
-      "SELECT coalesce(sum(pgsize), 0) FROM dbstat WHERE name LIKE 'search_terms%' OR name = "
-      "'sqlite_autoindex_search_terms_1'");
+  auto terms = count("SELECT coalesce(sum(pgsize), 0) FROM dbstat WHERE name LIKE 'search_term%'");
   for (const auto* r : {&indexed, &pending, &text, &words, &terms}) {
     if (!*r) {
       return std::unexpected(r->error());
@@ -505,7 +549,7 @@ Result<SearchIndexStats> Index::search_stats() {
   }
   stats.indexed = *indexed;
   stats.pending_purge = *pending;
-  stats.text_bytes = *text;
+  stats.records_bytes = *text;
   stats.words_bytes = *words;
   stats.terms_bytes = *terms;
   stats.index_bytes = *text + *words + *terms;
@@ -516,12 +560,12 @@ Result<bool> Index::search_fts_healthy() {
   auto exists = collect<std::int64_t>(
       *db_,
       "SELECT count(*) FROM sqlite_schema WHERE name IN ('search_fts', 'search_fts_docsize', "
-      "'search_terms', 'search_terms_fts')",
+      "'search_terms', 'search_terms_fts', 'search_term_hashes')",
       [](Statement&) {}, [](const Statement& s) { return s.column_int(0); });
   if (!exists) {
     return std::unexpected(exists.error());
   }
-  if (exists->front() != 4) {
+  if (exists->front() != 5) {
     return false;
   }
   auto same = collect<std::int64_t>(
@@ -536,13 +580,13 @@ Result<bool> Index::search_fts_healthy() {
   if (same->front() == 0) {
     return false;
   }
-  // The first and the last document must be found by a token of their own
-  // text, and that token by a trigram of it in the vocabulary: this catches
+  // The first and the last document must be found by a term of their own
+  // record, and that term by a trigram of it in the vocabulary: this catches
   // an index whose pages were damaged or lost, which FTS5 may otherwise read
   // as "no match" without an error.
   for (std::string_view order : {"ASC", "DESC"}) {
     auto docs = collect<std::pair<std::int64_t, std::string>>(
-        *db_, sql("SELECT id, text FROM search_docs ORDER BY id ", order, " LIMIT 1"),
+        *db_, sql("SELECT id, terms FROM search_docs ORDER BY id ", order, " LIMIT 1"),
         [](Statement&) {},
         [](const Statement& s) {
           return std::pair(s.column_int(0), std::string(s.column_blob(1)));
@@ -553,23 +597,17 @@ Result<bool> Index::search_fts_healthy() {
     if (docs->empty()) {
       return true;
     }
-    auto bytes = unpack_search_text(docs->front().second);
-    auto text = bytes ? mime::deserialize_search_text(*bytes) : std::nullopt;
-    if (!text) {
+    auto terms = unpack_terms(docs->front().second);
+    if (!terms) {
       return false;
     }
-    for (int column = 0; column < kColumnCount; ++column) {
-      std::string first;
-      std::string scratch;
-      for_each_token(encode_capitals(fts_column(*text, column)), scratch,
-                     [&](std::string_view token) {
-                       if (first.empty()) {
-                         first.assign(token);
-                       }
-                     });
-      if (first.empty()) {
-        continue;
+    if (!terms->empty()) {
+      const IndexedTerm& first_term = terms->front();
+      int column = 0;
+      while ((first_term.columns & (1u << column)) == 0) {
+        ++column;
       }
+      const std::string& first = first_term.text;
       auto found = collect<std::int64_t>(
           *db_, "SELECT count(*) FROM search_fts WHERE search_fts MATCH ?1 AND rowid = ?2",
           [&](Statement& s) {
@@ -581,13 +619,12 @@ Result<bool> Index::search_fts_healthy() {
         return false;
       }
       if (characters(first).size() >= 3) {
-        auto terms = matching_terms(*db_, first, TermMatch::kSuffix);
-        if (!terms ||
-            (*terms && std::find((*terms)->begin(), (*terms)->end(), first) == (*terms)->end())) {
+        auto known = matching_terms(*db_, first, TermMatch::kSuffix);
+        if (!known ||
+            (*known && std::find((*known)->begin(), (*known)->end(), first) == (*known)->end())) {
           return false;
         }
       }
-      break;
     }
   }
   return true;
@@ -612,7 +649,7 @@ Result<void> Index::rebuild_search_fts() {
     return r;
   }
   if (auto r = db_->exec("INSERT INTO search_fts (rowid, " + column_list() + ") SELECT id, " +
-                         column_values("text") + " FROM search_docs");
+                         column_values("terms") + " FROM search_docs");
       !r) {
     return r;
   }

@@ -4,13 +4,16 @@
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
 #include "mime/case_fold.h"
 #include "mime/search_text.h"
 #include "store/maildir/index.h"
+#include "store/maildir/term_record.h"
 #include "store/maildir/test_util.h"
+#include "store/maildir/text_tokens.h"
 
 namespace peregrine::store::maildir {
 namespace {
@@ -43,30 +46,84 @@ void exec(const std::filesystem::path& db_path, const std::string& sql) {
   sqlite3_close(db);
 }
 
-// Replaces the stored text of every message with `packed` and sets the
-// schema version, as an older build would have left the index. The triggers
-// need the server's SQL function: they are dropped (the open restores them).
-void set_stored_texts(const std::filesystem::path& db_path, const std::string& packed,
-                      int version) {
+// Leaves the index as a build of schema `version` (before 5) would have
+// left it: search_docs and search_purge keep texts (here one placeholder
+// text for every message) and the delete trigger moves them, the vocabulary
+// has its UNIQUE index.
+void set_old_schema(const std::filesystem::path& db_path, int version) {
+  exec(db_path,
+       "DROP TRIGGER search_docs_insert; DROP TRIGGER search_docs_delete; "
+       "DROP TRIGGER search_terms_insert; DROP TABLE search_terms_fts; DROP TABLE search_terms; "
+       "DROP TABLE search_term_hashes; "
+       "CREATE TABLE search_terms (id INTEGER PRIMARY KEY, term TEXT NOT NULL UNIQUE); "
+       "CREATE TABLE old_docs AS SELECT id, mailbox_id, uid, x'0001' AS text FROM search_docs; "
+       "DROP TABLE search_docs; DROP TABLE search_purge; "
+       "CREATE TABLE search_docs (id INTEGER PRIMARY KEY, mailbox_id INTEGER NOT NULL, "
+       "uid INTEGER NOT NULL, text BLOB NOT NULL, UNIQUE (mailbox_id, uid), "
+       "FOREIGN KEY (mailbox_id, uid) REFERENCES messages(mailbox_id, uid) "
+       "ON DELETE CASCADE ON UPDATE CASCADE); "
+       "INSERT INTO search_docs SELECT * FROM old_docs; DROP TABLE old_docs; "
+       "CREATE TABLE search_purge (id INTEGER PRIMARY KEY, text BLOB NOT NULL); "
+       "CREATE TRIGGER search_docs_delete AFTER DELETE ON search_docs BEGIN "
+       "INSERT INTO search_purge (id, text) VALUES (old.id, old.text); END; "
+       "INSERT INTO search_purge (id, text) VALUES (99, x'00'); "
+       "PRAGMA user_version = " +
+           std::to_string(version));
+}
+
+// Replaces the term record of every message with `packed` (the triggers
+// need the server's SQL function: they are dropped; the open restores them).
+void set_records(const std::filesystem::path& db_path, const std::string& packed) {
   exec(db_path, "DROP TRIGGER search_docs_insert; DROP TRIGGER search_docs_delete;");
   sqlite3* db = nullptr;
   ASSERT_EQ(sqlite3_open(db_path.c_str(), &db), SQLITE_OK);
   sqlite3_stmt* stmt = nullptr;
-  ASSERT_EQ(sqlite3_prepare_v2(db, "UPDATE search_docs SET text = ?1", -1, &stmt, nullptr),
+  ASSERT_EQ(sqlite3_prepare_v2(db, "UPDATE search_docs SET terms = ?1", -1, &stmt, nullptr),
             SQLITE_OK);
   sqlite3_bind_blob(stmt, 1, packed.data(), static_cast<int>(packed.size()), SQLITE_TRANSIENT);
   EXPECT_EQ(sqlite3_step(stmt), SQLITE_DONE);
   sqlite3_finalize(stmt);
   sqlite3_close(db);
-  exec(db_path, "PRAGMA user_version = " + std::to_string(version));
+}
+
+// The term record of (INBOX, uid), unpacked; empty when missing or corrupt.
+std::vector<IndexedTerm> stored_terms(const std::filesystem::path& db_path, Uid uid) {
+  sqlite3* db = nullptr;
+  EXPECT_EQ(sqlite3_open(db_path.c_str(), &db), SQLITE_OK);
+  sqlite3_stmt* stmt = nullptr;
+  std::vector<IndexedTerm> out;
+  if (sqlite3_prepare_v2(db,
+                         "SELECT d.terms FROM search_docs d JOIN mailboxes b ON b.id = "
+                         "d.mailbox_id WHERE b.name = 'INBOX' AND d.uid = ?1",
+                         -1, &stmt, nullptr) == SQLITE_OK) {
+    sqlite3_bind_int64(stmt, 1, uid);
+    if (sqlite3_step(stmt) == SQLITE_ROW) {
+      std::string_view packed(static_cast<const char*>(sqlite3_column_blob(stmt, 0)),
+                              static_cast<std::size_t>(sqlite3_column_bytes(stmt, 0)));
+      out = unpack_terms(packed).value_or(std::vector<IndexedTerm>());
+    }
+  }
+  sqlite3_finalize(stmt);
+  sqlite3_close(db);
+  return out;
+}
+
+// The columns (a mask) in which `terms` holds `term`; 0 when it does not.
+int columns_of(const std::vector<IndexedTerm>& terms, std::string_view term) {
+  for (const IndexedTerm& t : terms) {
+    if (t.text == term) {
+      return t.columns;
+    }
+  }
+  return 0;
 }
 
 class SearchIndexTest : public testing::StoreTest {
  protected:
   std::filesystem::path db() const { return tmp_.path() / "data" / "alice" / "index.sqlite"; }
 
-  // Messages and stored texts must always be equal; the trigram index holds
-  // the stored texts and the deleted ones not yet purged.
+  // Messages and term records must always be equal; the word index holds
+  // the records and the deleted ones not yet purged.
   void expect_in_step(std::int64_t messages) {
     EXPECT_EQ(scalar(db(), "SELECT count(*) FROM messages"), messages);
     EXPECT_EQ(scalar(db(), "SELECT count(*) FROM search_docs"), messages);
@@ -170,7 +227,7 @@ TEST_F(SearchIndexTest, OneWordFragmentIsAnsweredExactly) {
   EXPECT_EQ(candidates("INBOX", kTextBody, {"quarterly report"}), std::vector<Uid>{});
   // Two needles (HEADER): never exact.
   EXPECT_FALSE(exact("INBOX", kTextHeaders, {"subject:", "lunch"}));
-  // The stored texts are folded to lower case: a needle with a capital
+  // The indexed texts are folded to lower case: a needle with a capital
   // (which the fold would never give) finds nothing, exactly.
   EXPECT_EQ(candidates("INBOX", kTextBody, {"Widget"}), std::vector<Uid>{});
   EXPECT_TRUE(exact("INBOX", kTextBody, {"Widget"}));
@@ -203,23 +260,27 @@ TEST_F(SearchIndexTest, VocabularyHoldsEveryIndexedTerm) {
   EXPECT_EQ(count("SELECT count(*) FROM (SELECT term FROM temp.v EXCEPT "
                   "SELECT term FROM search_terms)"),
             0);
+  // Each term once, each with its hash.
+  EXPECT_EQ(count("SELECT count(*) - count(DISTINCT term) FROM search_terms"), 0);
+  EXPECT_EQ(count("SELECT count(*) FROM search_term_hashes"),
+            count("SELECT count(*) FROM search_terms"));
   // "naïve" as i;unicode-casemap folds it: "i" and the combining diaeresis.
   EXPECT_EQ(count("SELECT count(*) FROM search_terms WHERE term = 'nai\xcc\x88ve'"), 1);
   sqlite3_close(db);
 }
 
-TEST_F(SearchIndexTest, StoredTextIsFolded) {
+TEST_F(SearchIndexTest, StoredTermsAreFolded) {
   Uid uid = append("INBOX", message("=?utf-8?q?=C3=89COLE?=", "Straße\r\n"));
-  auto texts = user_->search_texts("INBOX", UidSet{uid});
-  ASSERT_TRUE(texts);
-  ASSERT_EQ(texts->size(), 1u);
-  auto text = mime::deserialize_search_text(texts->front().text);
-  ASSERT_TRUE(text);
-  // i;unicode-casemap (mime/case_fold.h): decomposed, ß kept.
-  EXPECT_EQ(text->subject,
-            "e\xCC\x81"
-            "cole");
-  EXPECT_NE(text->body.find("straße"), std::string::npos);
+  auto terms = stored_terms(db(), uid);
+  ASSERT_FALSE(terms.empty());
+  // i;unicode-casemap (mime/case_fold.h): decomposed, ß kept. "école" is in
+  // the subject and in the headers, "straße" in the body only.
+  EXPECT_EQ(columns_of(terms,
+                       "e\xCC\x81"
+                       "cole"),
+            kTextSubject | kTextHeaders);
+  EXPECT_EQ(columns_of(terms, "straße"), kTextBody);
+  EXPECT_EQ(columns_of(terms, "Straße"), 0);
   EXPECT_EQ(candidates("INBOX", kTextSubject,
                        {"e\xCC\x81"
                         "col"}),
@@ -236,39 +297,24 @@ const std::string kFoldedMessage =
     "Stra\xC3\x9F"
     "e bei Chlo\xC3\xA9\r\n--b--\r\n";
 
-// What schema 3 stored for it: full case folding (ß to ss, é precomposed),
-// no part headers.
-std::string schema3_text() {
-  mime::SearchText old;
-  old.from = "a@example.org";
-  old.subject = "old";
-  old.headers = "from: a@example.org\nsubject: old\nmime-version: 1.0\n";
-  old.body = "strasse bei chlo\xC3\xA9\r\n";
-  return pack_search_text(old);
-}
-
-std::string stored_body(UserStore& user, Uid uid) {
-  auto texts = user.search_texts("INBOX", UidSet{uid});
-  if (!texts || texts->size() != 1) {
-    return "(no text)";
-  }
-  auto text = mime::deserialize_search_text(texts->front().text);
-  return text ? text->body : "(corrupt)";
-}
-
-TEST_F(SearchIndexTest, Schema3TextsAreExtractedAgainOnUpgrade) {
+TEST_F(SearchIndexTest, Schema4TextsBecomeTermRecordsFromTheFilesOnUpgrade) {
   Uid uid = append("INBOX", kFoldedMessage);
   user_.reset();
-  set_stored_texts(db(), schema3_text(), 3);
+  set_old_schema(db(), 4);
   reopen();
   EXPECT_EQ(scalar(db(), "PRAGMA user_version"), kIndexSchemaVersion);
+  EXPECT_EQ(scalar(db(), "SELECT count(*) FROM search_purge"), 0);
   expect_in_step(1);
-  const std::string body = stored_body(*user_, uid);
-  EXPECT_NE(body.find(mime::fold_case("Stra\xC3\x9F"
-                                      "e bei Chloe\xCC\x81")),
-            std::string::npos)
-      << body;
-  EXPECT_NE(body.find("content-id: <part-7f3a@example.org>"), std::string::npos) << body;
+  // No UNIQUE index on the vocabulary any more.
+  EXPECT_EQ(scalar(db(),
+                   "SELECT count(*) FROM sqlite_schema WHERE tbl_name = 'search_terms' "
+                   "AND type = 'index' AND name LIKE 'sqlite_autoindex%'"),
+            0);
+  const auto terms = stored_terms(db(), uid);
+  EXPECT_EQ(columns_of(terms, mime::fold_case("Stra\xC3\x9F"
+                                              "e")),
+            kTextBody);
+  EXPECT_NE(columns_of(terms, "part"), 0);
   EXPECT_EQ(candidates("INBOX", kTextBody, {mime::fold_case("STRASSE")}), std::vector<Uid>{});
   EXPECT_EQ(candidates("INBOX", kTextBody, {mime::fold_case("stra\xC3\x9F")}),
             std::vector<Uid>{uid});
@@ -276,14 +322,17 @@ TEST_F(SearchIndexTest, Schema3TextsAreExtractedAgainOnUpgrade) {
   EXPECT_EQ(candidates("INBOX", kTextBody, {"part-7f3a"}), std::vector<Uid>{uid});
 }
 
-TEST_F(SearchIndexTest, TextsOfTheCurrentSchemaAreKeptAtOpen) {
-  // The control for the test above: the same old text under the current
-  // version is not touched, so it is the upgrade that extracted it again.
+TEST_F(SearchIndexTest, RecordsOfTheCurrentSchemaAreKeptAtOpen) {
+  // The control for the test above: an odd record under the current version
+  // is not extracted again (the word index, which no longer agrees with it,
+  // is rebuilt from it), so it is the upgrade that went to the files.
   Uid uid = append("INBOX", kFoldedMessage);
   user_.reset();
-  set_stored_texts(db(), schema3_text(), kIndexSchemaVersion);
+  set_records(db(), pack_terms({IndexedTerm{"zzold", kTextBody}}));
   reopen();
-  EXPECT_EQ(stored_body(*user_, uid), "strasse bei chlo\xC3\xA9\r\n");
+  expect_in_step(1);
+  EXPECT_EQ(candidates("INBOX", kTextBody, {"zzol"}), std::vector<Uid>{uid});
+  EXPECT_EQ(candidates("INBOX", kTextBody, {"chlo"}), std::vector<Uid>{});
 }
 
 // The Index alone, on a fresh file: mailboxes, messages with a body text,
@@ -315,7 +364,7 @@ class IndexTest : public ::testing::Test {
     mime::SearchText text;
     text.body = body;
     return index_->insert_message(box, row, std::nullopt) &&
-           index_->insert_search_text(box, uid, pack_search_text(text));
+           index_->insert_search_text(box, uid, pack_terms(index_terms(text)));
   }
 
   // The INBOX messages whose body holds `needle`, which must be exact.
@@ -346,7 +395,7 @@ TEST_F(IndexTest, CapitalsInFoldedTextStayDistinct) {
   EXPECT_EQ(ask("igr"), (std::vector<Uid>{2, 3}));
   EXPECT_EQ(ask("MIGRATION"), std::vector<Uid>{});
   EXPECT_EQ(ask("plan"), (std::vector<Uid>{1, 2, 3}));
-  // Rebuilt from the stored texts (the vocabulary then comes from FTS5's
+  // Rebuilt from the term records (the vocabulary then comes from FTS5's
   // own terms), the answers are the same.
   ASSERT_TRUE(index_->rebuild_search_fts());
   EXPECT_EQ(ask("GRATIO"), std::vector<Uid>{1});
@@ -394,6 +443,65 @@ TEST_F(IndexTest, ManyAndFewHitsMapToTheMailboxsUids) {
   EXPECT_EQ(ask("eldo"), inbox_seldom);  // 150 hits: a lookup each
 }
 
+// A fragment in more terms than a query can list (a two-letter one, say) is
+// answered from the documents' term records, exactly; so is a needle across
+// separators narrowed by them before any file is read.
+TEST_F(IndexTest, FragmentsInTooManyTermsAreAnsweredFromTheRecords) {
+  std::vector<Uid> with_zq;
+  {
+    auto tx = index_->begin();
+    ASSERT_TRUE(tx);
+    for (Uid uid = 1; uid <= 4200; ++uid) {
+      // 4,100 distinct terms hold "zq"; a cut term holds it only past the cut.
+      std::string body = "w" + std::to_string(uid) + (uid <= 4100 ? "zq" : "qz") + " tail";
+      if (uid == 4200) {
+        body = std::string(kMaxTokenBytes, 'y') + "zq";
+      }
+      ASSERT_TRUE(add(inbox_, uid, body));
+      if (uid <= 4100) {
+        with_zq.push_back(uid);
+      }
+    }
+    ASSERT_TRUE(tx->commit());
+  }
+  TextQuery q;
+  q.columns = kTextBody;
+  // The cut term may hold any fragment past the cut: its document is a
+  // candidate, and the answers are to be confirmed.
+  q.needles = {"3zq"};  // few terms: the word index narrows
+  auto few = index_->text_candidates(inbox_, q);
+  ASSERT_TRUE(few && *few);
+  EXPECT_FALSE((*few)->exact);
+  EXPECT_EQ((*few)->uids.size(), 410u + 1u);  // w3zq, w13zq, ..., w4093zq; 4200
+  EXPECT_EQ((*few)->uids.back(), 4200u);
+  q.needles = {"zq"};  // too many terms: the records answer
+  auto many = index_->text_candidates(inbox_, q);
+  ASSERT_TRUE(many && *many);
+  with_zq.push_back(4200);
+  EXPECT_EQ((*many)->uids, with_zq);
+  EXPECT_FALSE((*many)->exact);
+  // Without the cut term's document, the records make both answers exact
+  // (the cut term is still in the vocabulary).
+  ASSERT_TRUE(index_->expunge_message(inbox_, 4200, 2));
+  with_zq.pop_back();
+  auto exact = index_->text_candidates(inbox_, q);
+  ASSERT_TRUE(exact && *exact);
+  EXPECT_EQ((*exact)->uids, with_zq);
+  EXPECT_TRUE((*exact)->exact);
+  q.needles = {"3zq"};
+  few = index_->text_candidates(inbox_, q);
+  ASSERT_TRUE(few && *few);
+  EXPECT_TRUE((*few)->exact);
+  EXPECT_EQ((*few)->uids.size(), 410u);
+  // Across a separator: terms ending in "zq" and the term "tail" after them.
+  q.needles = {"5zq tai"};
+  auto across = index_->text_candidates(inbox_, q);
+  ASSERT_TRUE(across && *across);
+  EXPECT_FALSE((*across)->exact);
+  EXPECT_EQ((*across)->uids.size(), 410u);  // w5zq, w15zq, ..., w4095zq
+  EXPECT_EQ((*across)->uids.front(), 5u);
+}
+
 // The index remembers terms it put in the vocabulary; a rolled-back
 // transaction takes its terms away, so the next text must add them again.
 TEST_F(IndexTest, RolledBackTermsAreAddedAgain) {
@@ -433,16 +541,13 @@ TEST_F(SearchIndexTest, SchemaThreeIsMigratedToTheWordIndex) {
   user_.reset();
   // The index as schema 3 left it: the trigram table and its triggers, a
   // pending purge, no word index, vocabulary or hit index.
+  set_old_schema(db(), 3);
   exec(db(),
-       "DROP TRIGGER search_docs_insert; DROP TRIGGER search_docs_delete; "
-       "DROP TRIGGER search_terms_insert; DROP TABLE search_fts; DROP TABLE search_terms_fts; "
-       "DROP TABLE search_terms; DROP INDEX search_docs_by_mailbox; "
+       "DROP TABLE search_terms; DROP TABLE search_fts; "
        "CREATE VIRTUAL TABLE search_fts USING fts5(addr, hdr, body, content='', "
-       "detail=column, tokenize='trigram case_sensitive 1'); "
-       "INSERT INTO search_purge (id, text) VALUES (99, x'00'); "
-       "PRAGMA user_version = 3;");
+       "detail=column, tokenize='trigram case_sensitive 1');");
   reopen();
-  EXPECT_EQ(scalar(db(), "PRAGMA user_version"), 4);
+  EXPECT_EQ(scalar(db(), "PRAGMA user_version"), kIndexSchemaVersion);
   EXPECT_EQ(scalar(db(), "SELECT count(*) FROM search_purge"), 0);
   expect_in_step(2);
   EXPECT_EQ(candidates("INBOX", kTextBody, {"indm"}), std::vector<Uid>{1});
@@ -596,33 +701,155 @@ TEST_F(SearchIndexTest, RebuildClearsPendingPurges) {
   EXPECT_EQ(candidates("INBOX", kTextBody, {"alpha"}), std::vector<Uid>{1});
 }
 
-TEST(PackSearchText, RoundTrips) {
+TEST(TermRecord, HoldsEachDistinctTermWithItsColumns) {
+  mime::SearchText t;
+  t.from = "ann <ann@example.org>";
+  t.subject = "Plan B plan";  // capitals: as a fold may leave them
+  t.body = "the plan, the budget\n" + std::string(40000, 'x');
+  const auto terms = index_terms(t);
+  EXPECT_EQ(columns_of(terms, "ann"), kTextFrom);
+  EXPECT_EQ(columns_of(terms, "plan"), kTextSubject | kTextBody);
+  EXPECT_EQ(columns_of(terms,
+                       "\xff"
+                       "plan"),
+            kTextSubject);
+  EXPECT_EQ(columns_of(terms,
+                       "\xff"
+                       "b"),
+            kTextSubject);
+  EXPECT_EQ(columns_of(terms, "the"), kTextBody);
+  EXPECT_EQ(columns_of(terms, std::string(kMaxTokenBytes, 'x')), kTextBody);  // FTS5's cut
+  EXPECT_TRUE(std::is_sorted(terms.begin(), terms.end(),
+                             [](const auto& a, const auto& b) { return a.text < b.text; }));
+  // A column's terms, tokenized, are that column's distinct tokens.
+  std::string scratch;
+  std::vector<std::string> body;
+  for_each_token(column_terms(terms, 6), scratch,
+                 [&](std::string_view token) { body.emplace_back(token); });
+  EXPECT_EQ(body, (std::vector<std::string>{"budget", "plan", "the", std::string(32768, 'x')}));
+}
+
+TEST(TermRecord, RoundTripsAndRefusesCorruptBytes) {
   mime::SearchText t;
   t.subject = "hello";
-  t.body = std::string(1000, 'x') + "tail";
-  auto packed = pack_search_text(t);
-  EXPECT_LT(packed.size(), 200u);
-  auto bytes = unpack_search_text(packed);
-  ASSERT_TRUE(bytes);
-  auto back = mime::deserialize_search_text(*bytes);
-  ASSERT_TRUE(back);
-  EXPECT_EQ(back->subject, "hello");
-  EXPECT_EQ(back->body, t.body);
-  EXPECT_FALSE(unpack_search_text(packed.substr(0, packed.size() / 2)));
-  EXPECT_FALSE(unpack_search_text(""));
-  EXPECT_FALSE(unpack_search_text(std::string("\x02", 1) + "abc"));  // unknown format
+  for (int i = 0; i < 500; ++i) {
+    t.body += "word" + std::to_string(i) + " ";
+  }
+  const auto terms = index_terms(t);
+  const std::string packed = pack_terms(terms);
+  EXPECT_EQ(packed[0], 1);  // compressed
+  EXPECT_EQ(unpack_terms(packed), terms);
+  const std::string small = pack_terms({IndexedTerm{"ab", 1}, IndexedTerm{"abc", 64}});
+  EXPECT_EQ(small, std::string("\x00\x02\x00\x02"
+                               "ab\x01\x02\x01"
+                               "c\x40",
+                               11));
+  EXPECT_TRUE(unpack_terms(small));
+  EXPECT_EQ(unpack_terms(pack_terms({})), std::vector<IndexedTerm>{});
+  EXPECT_FALSE(unpack_terms(packed.substr(0, packed.size() / 2)));
+  EXPECT_FALSE(unpack_terms(""));
+  EXPECT_FALSE(unpack_terms(std::string("\x02", 1) + "abc"));  // unknown format
+  auto raw = [](std::string bytes) { return std::string(1, '\0') + bytes; };
+  EXPECT_FALSE(
+      unpack_terms(raw(std::string("\x01\x00\x02"
+                                   "ab\x00",
+                                   6))));  // no column
+  EXPECT_FALSE(
+      unpack_terms(raw(std::string("\x01\x00\x02"
+                                   "ab\x80",
+                                   6))));  // column 7
+  EXPECT_FALSE(
+      unpack_terms(raw(std::string("\x01\x00\x02"
+                                   "aB\x01",
+                                   6))));  // a capital
+  EXPECT_FALSE(
+      unpack_terms(raw(std::string("\x01\x00\x02"
+                                   "a \x01",
+                                   6))));  // a separator
+  EXPECT_FALSE(
+      unpack_terms(raw(std::string("\x02\x00\x01"
+                                   "b\x01\x00\x01"
+                                   "a\x01",
+                                   9))));
+  EXPECT_FALSE(
+      unpack_terms(raw(std::string("\x02\x00\x01"
+                                   "b\x01\x01\x00\x01",
+                                   8))));
+  EXPECT_FALSE(
+      unpack_terms(raw(std::string("\x01\x03\x01"
+                                   "b\x01",
+                                   5))));  // shares too much
+  EXPECT_FALSE(
+      unpack_terms(raw(std::string("\x01\x00\x02"
+                                   "ab\x01\x00",
+                                   7))));  // trailing
+  EXPECT_FALSE(
+      unpack_terms(raw(std::string("\x09\x00\x02"
+                                   "ab\x01",
+                                   6))));  // count too big
+  // A term longer than FTS5 keeps: 32769 bytes, as one shared-nothing run.
+  std::string long_term = std::string("\x01\x00\x81\x80\x02", 5) + std::string(32769, 'a') + "\x01";
+  EXPECT_FALSE(unpack_terms(raw(long_term)));
   // A length no deflate stream of this size reaches is refused before any
   // allocation: 40 MB claimed from 10 bytes.
   std::string huge("\x01\x00\x00\x80\x02", 5);
   huge += std::string(10, '\0');
-  EXPECT_FALSE(unpack_search_text(huge));
-  // A 1 MB text of one byte repeated packs far below 1/1000 of its size and
-  // still unpacks: the bound is deflate's, not tighter.
-  mime::SearchText runs;
-  runs.body = std::string(1 << 20, 'a');
-  auto dense = pack_search_text(runs);
-  EXPECT_LT(dense.size() * 500, runs.body.size());
-  EXPECT_TRUE(unpack_search_text(dense));
+  EXPECT_FALSE(unpack_terms(huge));
+}
+
+// FTS5 with detail=column keeps only which columns of a document hold a
+// term, so the record's distinct terms stand for the full text: a document
+// indexed from its full text is unindexed by a 'delete' with its distinct
+// terms (the index keeps no trace), and the same goes for a document
+// indexed from the distinct terms. What differs is the token counts FTS5
+// keeps for ranking (docsize, averages), which SEARCH never reads; the store
+// indexes and unindexes with the distinct terms, so they stay consistent.
+TEST(TermRecord, DistinctTermsUnindexWhatTheFullTextIndexed) {
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(":memory:", &db), SQLITE_OK);
+  auto run = [&](const std::string& sql) {
+    char* error = nullptr;
+    EXPECT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &error), SQLITE_OK)
+        << sql << ": " << (error ? error : "");
+    sqlite3_free(error);
+  };
+  auto count = [&](const std::string& sql) {
+    sqlite3_stmt* stmt = nullptr;
+    std::int64_t n = -1;
+    if (sqlite3_prepare_v2(db, sql.c_str(), -1, &stmt, nullptr) == SQLITE_OK &&
+        sqlite3_step(stmt) == SQLITE_ROW) {
+      n = sqlite3_column_int64(stmt, 0);
+    }
+    sqlite3_finalize(stmt);
+    return n;
+  };
+  auto quoted = [](std::string_view s) { return "'" + std::string(s) + "'"; };
+  run("CREATE VIRTUAL TABLE f USING fts5(a, b, content='', detail=column, tokenize='ascii');"
+      "CREATE VIRTUAL TABLE v USING fts5vocab(f, instance);");
+  mime::SearchText t;
+  t.from = "to be or not to be, that is";
+  t.headers = "the question: to be";
+  const auto terms = index_terms(t);
+  run("INSERT INTO f (rowid, a, b) VALUES (1, " + quoted(t.from) + ", " + quoted(t.headers) + ")");
+  run("INSERT INTO f (rowid, a, b) VALUES (2, 'other words', 'be')");
+  EXPECT_EQ(count("SELECT count(*) FROM f WHERE f MATCH 'a : be'"), 1);
+  run("INSERT INTO f (f, rowid, a, b) VALUES ('delete', 1, " + quoted(column_terms(terms, 0)) +
+      ", " + quoted(column_terms(terms, 5)) + ")");
+  EXPECT_EQ(count("SELECT count(*) FROM f WHERE f MATCH 'be'"), 1);  // document 2
+  EXPECT_EQ(count("SELECT count(*) FROM f WHERE f MATCH 'question OR that OR is'"), 0);
+  EXPECT_EQ(count("SELECT count(*) FROM v WHERE doc = 1"), 0);
+  run("INSERT INTO f (f, rowid, a, b) VALUES ('delete', 2, 'other words', 'be')");
+  EXPECT_EQ(count("SELECT count(*) FROM v"), 0);
+  // Indexed from the distinct terms, found the same way, unindexed the same way.
+  run("INSERT INTO f (rowid, a, b) VALUES (3, " + quoted(column_terms(terms, 0)) + ", " +
+      quoted(column_terms(terms, 5)) + ")");
+  EXPECT_EQ(count("SELECT count(*) FROM f WHERE f MATCH 'b : question'"), 1);
+  EXPECT_EQ(count("SELECT count(*) FROM f WHERE f MATCH 'a : question'"), 0);
+  run("INSERT INTO f (f, rowid, a, b) VALUES ('delete', 3, " + quoted(column_terms(terms, 0)) +
+      ", " + quoted(column_terms(terms, 5)) + ")");
+  EXPECT_EQ(count("SELECT count(*) FROM v"), 0);
+  EXPECT_EQ(count("SELECT count(*) FROM f WHERE f MATCH 'be'"), 0);
+  sqlite3_close(db);
 }
 
 }  // namespace

@@ -31,26 +31,39 @@ base::Result<void> run(Database& db, std::string_view text, Bind&& bind) {
   return s->run();
 }
 
-// Collects every row of a statement through `read`.
-template <typename T, typename Bind, typename Read>
-base::Result<std::vector<T>> collect(Database& db, std::string_view text, Bind&& bind,
-                                     Read&& read) {
+// Calls each(statement) for every row of a statement, until it returns
+// false.
+template <typename Bind, typename Each>
+base::Result<void> each_row(Database& db, std::string_view text, Bind&& bind, Each&& each) {
   auto s = db.prepare(text);
   if (!s) {
     return std::unexpected(s.error());
   }
   bind(*s);
-  std::vector<T> out;
   for (;;) {
     auto row = s->step();
     if (!row) {
       return std::unexpected(row.error());
     }
-    if (!*row) {
-      return out;
+    if (!*row || !each(static_cast<const Statement&>(*s))) {
+      return {};
     }
-    out.push_back(read(*s));
   }
+}
+
+// Collects every row of a statement through `read`.
+template <typename T, typename Bind, typename Read>
+base::Result<std::vector<T>> collect(Database& db, std::string_view text, Bind&& bind,
+                                     Read&& read) {
+  std::vector<T> out;
+  auto r = each_row(db, text, std::forward<Bind>(bind), [&](const Statement& s) {
+    out.push_back(read(s));
+    return true;
+  });
+  if (!r) {
+    return std::unexpected(r.error());
+  }
+  return out;
 }
 
 }  // namespace peregrine::store::maildir

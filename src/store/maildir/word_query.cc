@@ -141,6 +141,70 @@ std::string or_of(const std::vector<std::string>& terms) {
 
 }  // namespace
 
+RecordFilter::RecordFilter(const TextQuery& query) : columns_(query.columns) {
+  exact_ = query.needles.size() == 1;
+  for (const std::string& raw : query.needles) {
+    auto pieces = needle_pieces(encode_capitals(raw));
+    if (pieces.size() != 1 || pieces[0].starts_token || pieces[0].ends_token) {
+      exact_ = false;
+    }
+    for (NeedlePiece& piece : pieces) {
+      if (piece.text.size() >= kMaxTokenBytes) {
+        exact_ = false;  // longer than any term
+        continue;
+      }
+      pieces_.push_back(std::move(piece));
+    }
+  }
+  narrows_ = !pieces_.empty();
+  exact_ = exact_ && narrows_;
+}
+
+bool RecordFilter::may_match(std::string_view packed, TermScratch& scratch, bool* uncertain) const {
+  std::vector<bool> found(pieces_.size(), false);
+  std::size_t missing = pieces_.size();
+  bool cut = false;
+  const bool read = for_each_term(packed, scratch, [&](std::string_view term, std::uint8_t in) {
+    if ((in & columns_) == 0) {
+      return true;
+    }
+    cut = cut || term.size() >= kMaxTokenBytes;
+    for (std::size_t i = 0; i < pieces_.size(); ++i) {
+      if (found[i]) {
+        continue;
+      }
+      const NeedlePiece& piece = pieces_[i];
+      const std::string_view p = piece.text;
+      bool here = false;
+      if (piece.starts_token && piece.ends_token) {
+        here = term == p;
+      } else if (piece.starts_token) {
+        here = term.substr(0, p.size()) == p;
+      } else if (piece.ends_token) {
+        here = ends_with(term, p);
+      } else {
+        here = term.find(p) != std::string_view::npos;
+      }
+      if (here) {
+        found[i] = true;
+        --missing;
+      }
+    }
+    return missing > 0;  // every piece found: the rest cannot change the answer
+  });
+  if (!read) {
+    *uncertain = true;  // corrupt: the file decides
+    return true;
+  }
+  if (missing > 0) {
+    if (!cut) {
+      return false;
+    }
+    *uncertain = true;
+  }
+  return true;
+}
+
 // A column filter over the AND of one expression per needle piece that
 // narrows.
 Result<WordQuery> word_query(Database& db, const TextQuery& query) {

@@ -14,6 +14,8 @@
 #include "base/result.h"
 #include "store/api/types.h"
 #include "store/maildir/sqlite.h"
+#include "store/maildir/term_record.h"
+#include "store/maildir/text_tokens.h"
 
 namespace peregrine::store::maildir {
 
@@ -41,6 +43,33 @@ enum class TermMatch { kContains, kSuffix };
 base::Result<std::optional<std::vector<std::string>>> matching_terms(Database& db,
                                                                      std::string_view piece,
                                                                      TermMatch how);
+
+// A TextQuery checked against a document's term record: for every needle,
+// each of its pieces (text_tokens.h) must lie in a term of the query's
+// columns as the piece says (the whole term, its start, its end, or
+// anywhere in it). That is necessary for the document to hold the needles,
+// and it is exactly the answer when `exact()`: one needle that is one run of
+// token bytes. Used when the word index cannot narrow a query (a fragment in
+// too many terms) or its answer must be confirmed: a record costs far less
+// to read than the message file.
+class RecordFilter {
+ public:
+  explicit RecordFilter(const TextQuery& query);
+  // Whether some needle has a piece to look for.
+  bool narrows() const { return narrows_; }
+  bool exact() const { return exact_; }
+  // Whether a document with the packed term record `packed` may hold every
+  // needle. Sets *uncertain when it kept the document only because a term
+  // of it was cut at kMaxTokenBytes (the piece may lie past the cut) or
+  // because the record is corrupt (the file decides).
+  bool may_match(std::string_view packed, TermScratch& scratch, bool* uncertain) const;
+
+ private:
+  std::uint8_t columns_ = 0;
+  std::vector<NeedlePiece> pieces_;  // every needle's, capitals encoded
+  bool narrows_ = false;
+  bool exact_ = false;
+};
 
 // The characters of `s` as FTS5's trigram tokenizer reads UTF-8 (each a
 // view of its bytes): a byte from 0xC0 up with the continuation bytes that
