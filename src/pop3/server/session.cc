@@ -378,6 +378,28 @@ Reply Session::on_line(std::string_view line) {
   return transaction_command(s, parsed.command);
 }
 
+std::optional<Reply> Session::on_line_without_store(std::string_view line) {
+  SessionData& s = *data_;
+  if (s.state != State::kTransaction || s.body || s.login_pending) {
+    return std::nullopt;
+  }
+  ParsedCommand parsed = parse_command(line);
+  if (!parsed.ok()) {
+    return err(parsed.error);
+  }
+  switch (parsed.command.verb) {
+    case Verb::kStat:
+    case Verb::kList:
+    case Verb::kUidl:
+    case Verb::kDele:
+    case Verb::kRset:
+    case Verb::kNoop:
+      return transaction_command(s, parsed.command);
+    default:
+      return std::nullopt;
+  }
+}
+
 Reply Session::on_line_too_long() {
   SessionData& s = *data_;
   if (s.sasl) {

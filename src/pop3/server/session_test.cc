@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "auth/authenticator.h"
@@ -55,9 +56,11 @@ class Pop3SessionTest : public ::testing::Test {
     return ConnectionInfo{.tls_available = true, .loopback = true, .peer = "127.0.0.1"};
   }
 
-  // One line in, everything written until the session waits for input.
+  // One line in, everything written until the session waits for input;
+  // like the network layer, tries on_line_without_store() first.
   static std::string run(Session& session, std::string_view line, Action* action = nullptr) {
-    Reply reply = session.on_line(line);
+    std::optional<Reply> quick = session.on_line_without_store(line);
+    Reply reply = quick ? std::move(*quick) : session.on_line(line);
     std::string out = reply.out;
     while (reply.more) {
       reply = session.resume();
@@ -155,6 +158,47 @@ TEST_F(Pop3SessionTest, DeleRsetAndUpdate) {
   auto body = (*context)->store().open_body(store::kInbox, snapshot->messages[0].uid);
   ASSERT_TRUE(body.has_value());
   EXPECT_EQ((*body)->read_all().value(), "A: 2\r\n\r\nb\r\n");
+}
+
+// The commands that only read or mark the session's maildrop are answered
+// without the store, and the same as on_line() answers them; everything
+// else, and everything before login, goes to on_line().
+TEST_F(Pop3SessionTest, OnlyMaildropCommandsAreAnsweredWithoutTheStore) {
+  deliver("A: 1\r\n\r\na\r\n");
+  deliver("A: 2\r\n\r\nb\r\n");
+  auto s = connect();
+  for (std::string_view line : {"USER alice", "PASS secret", "STAT", "NOOP", "CAPA"}) {
+    EXPECT_FALSE(s->on_line_without_store(line)) << line;
+  }
+  login(*s);
+  for (std::string_view line : {"RETR 1", "TOP 1 0", "QUIT", "CAPA", "USER bob", "STLS"}) {
+    EXPECT_FALSE(s->on_line_without_store(line)) << line;
+  }
+  struct Case {
+    std::string_view line;
+    std::string_view out;
+  };
+  for (const Case& c :
+       {Case{"STAT", "+OK 2 22\r\n"}, Case{"LIST 2", "+OK 2 11\r\n"},
+        Case{"DELE 1", "+OK Message 1 deleted\r\n"}, Case{"DELE 1", "-ERR No such message\r\n"},
+        Case{"LIST", "+OK 1 messages (11 octets)\r\n2 11\r\n.\r\n"}, Case{"NOOP", "+OK \r\n"},
+        Case{"RSET", "+OK Maildrop has 2 messages (22 octets)\r\n"},
+        Case{"DELE 9", "-ERR No such message\r\n"}}) {
+    std::optional<Reply> reply = s->on_line_without_store(c.line);
+    ASSERT_TRUE(reply) << c.line;
+    EXPECT_EQ(reply->out, c.out) << c.line;
+    EXPECT_FALSE(reply->more);
+  }
+  std::optional<Reply> bad = s->on_line_without_store("XYZZY");
+  ASSERT_TRUE(bad);
+  EXPECT_TRUE(bad->out.starts_with("-ERR ")) << bad->out;
+  // UIDL without the store gives what on_line() gives.
+  std::optional<Reply> uidl = s->on_line_without_store("UIDL");
+  ASSERT_TRUE(uidl);
+  EXPECT_EQ(uidl->out, s->on_line("UIDL").out);
+  // The marks made without the store count at QUIT.
+  ASSERT_TRUE(s->on_line_without_store("DELE 2"));
+  EXPECT_EQ(run(*s, "QUIT"), "+OK Peregrine POP3 server signing off (1 messages left)\r\n");
 }
 
 TEST_F(Pop3SessionTest, DroppedConnectionDoesNotExpunge) {

@@ -41,7 +41,11 @@ class Pop3Driver final : public service::SessionDriver {
           co_await conn().read_line(options_.max_line_bytes, net::ReadOptions{.stop_point = true});
       Reply reply;
       if (line) {
-        reply = co_await call([&] { return session_->on_line(*line); });
+        if (auto quick = session_->on_line_without_store(*line)) {
+          reply = std::move(*quick);
+        } else {
+          reply = co_await call([&] { return session_->on_line(*line); });
+        }
       } else if (line.error() == net::NetError::kTooLong) {
         reply = co_await call([&] { return session_->on_line_too_long(); });
       } else {
