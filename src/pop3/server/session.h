@@ -95,6 +95,11 @@ class Session {
   Reply on_line_too_long();
   // Continues the unfinished command (after a Reply with `more`).
   Reply resume();
+  // Gives back a Reply's `out` once it is written: its buffer is reused for
+  // the next message RETR or TOP sends, so a download does not allocate
+  // (and fault in) a message-sized buffer for every message. Touches only
+  // the session's own state, like on_line_without_store().
+  void recycle(std::string&& out);
   // The STLS handshake succeeded: the connection is now TLS.
   void on_tls_started();
   // Ends the session without the UPDATE state (the connection dropped or
