@@ -5,8 +5,9 @@ For each client count (default 1, 5 and 15) and each round, both servers in
 alternating order: the mail is loaded into each user's INBOX over IMAP
 (APPEND; not timed), then bench/pop3load logs every user in over POP3, RETRs
 and DELEs every message and QUITs, and reports messages/s and MB/s. Medians
-over the rounds, and the ratio Peregrine/Dovecot, are printed as a Markdown
-table (and written to --out).
+over the rounds, the ratio Peregrine/Dovecot, and each server's CPU seconds
+per 1,000 messages (its whole process tree, bench/proctree.py) are printed
+as a Markdown table (and written to --out).
 
 Both servers keep their default durability: Peregrine fsyncs every message
 file and index commit; Dovecot runs with mail_fsync = optimized (its
@@ -37,6 +38,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import compare_servers as servers  # noqa: E402  (the shared Dovecot set-up)
+import proctree  # noqa: E402  (CPU of a server's process tree)
 
 PEREGRINE_IMAP, PEREGRINE_POP3 = 21510, 21511
 DOVECOT_IMAP, DOVECOT_POP3 = 21520, 21521
@@ -169,13 +171,20 @@ def load(server, users: dict[str, str], mail: list[Path], per_user: int) -> floa
 
 
 def run_load(pop3load: str, server, clients: int, users_file: Path) -> dict[str, float]:
+    """pop3load's figures, plus cpu_s: CPU seconds the server's process tree
+    spent during the run (bench/proctree.py; Dovecot's per-login processes
+    count once they have exited and been reaped)."""
+    cpu_before = proctree.cpu_seconds(server.proc.pid)
     proc = subprocess.run([pop3load, "--port", str(server.pop3_port), "--clients", str(clients),
                            "--users", str(users_file)], capture_output=True, text=True,
                           timeout=3600)
     if proc.returncode != 0:
         raise RuntimeError(f"pop3load against {server.name}: {proc.stderr.strip()[-2000:]}")
+    cpu_after = proctree.cpu_seconds(server.proc.pid)
     fields = dict(kv.split("=", 1) for kv in proc.stdout.split()[1:])
-    return {k: float(v) for k, v in fields.items()}
+    got = {k: float(v) for k, v in fields.items()}
+    got["cpu_s"] = cpu_after - cpu_before
+    return got
 
 
 def main(argv=None) -> int:
@@ -219,13 +228,20 @@ def main(argv=None) -> int:
                 order = servers if r % 2 == 0 else list(reversed(servers))
                 for s in order:
                     seconds = load(s, users, mail, args.messages)
+                    # Written back before the timed run: what the load left
+                    # dirty (Dovecot does not fsync what it stores) would
+                    # otherwise be flushed during it, at one server's cost.
+                    os.sync()
                     got = run_load(args.pop3load, s, clients, users_file)
                     if got["messages"] != len(mail):
                         raise RuntimeError(f"{s.name} moved {got['messages']} of {len(mail)}")
                     results.setdefault((s.name, clients), []).append(got)
                     print(f"clients={clients} round={r + 1} {s.name}: "
                           f"{got['msgs_per_s']:.0f} msg/s {got['mb_per_s']:.1f} MB/s "
-                          f"(load {seconds:.0f} s)", flush=True)
+                          f"cpu {got['cpu_s'] * 1000 / got['messages']:.2f} s/1k msgs "
+                          f"login {got.get('login_s', 0):.1f} s quit {got.get('quit_s', 0):.1f} s "
+                          f"(load {seconds:.0f} s, uptime load {os.getloadavg()[0]:.1f})",
+                          flush=True)
     finally:
         for s in servers:
             s.stop()
@@ -233,14 +249,20 @@ def main(argv=None) -> int:
     lines = [f"POP3 download of {len(mail)} messages ({total_mb:.0f} MB, "
              f"{total_mb * 1024 / len(mail):.0f} KB average) for {args.users} users; "
              f"median of {args.rounds} rounds.", "",
-             "| clients | Peregrine msg/s | Dovecot msg/s | Peregrine MB/s | Dovecot MB/s | ratio |",
-             "| ---: | ---: | ---: | ---: | ---: | ---: |"]
+             "| clients | Peregrine msg/s | Dovecot msg/s | Peregrine MB/s | Dovecot MB/s | ratio "
+             "| Peregrine CPU s/1k msgs | Dovecot CPU s/1k msgs |",
+             "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
     for clients in [int(c) for c in args.clients.split(",")]:
         pm = statistics.median(x["msgs_per_s"] for x in results[("peregrine", clients)])
         dm = statistics.median(x["msgs_per_s"] for x in results[("dovecot", clients)])
         pb = statistics.median(x["mb_per_s"] for x in results[("peregrine", clients)])
         db = statistics.median(x["mb_per_s"] for x in results[("dovecot", clients)])
-        lines.append(f"| {clients} | {pm:.0f} | {dm:.0f} | {pb:.1f} | {db:.1f} | {pm / dm:.2f}x |")
+        pc = statistics.median(x["cpu_s"] * 1000 / x["messages"]
+                               for x in results[("peregrine", clients)])
+        dc = statistics.median(x["cpu_s"] * 1000 / x["messages"]
+                               for x in results[("dovecot", clients)])
+        lines.append(f"| {clients} | {pm:.0f} | {dm:.0f} | {pb:.1f} | {db:.1f} | {pm / dm:.2f}x "
+                     f"| {pc:.2f} | {dc:.2f} |")
     table = "\n".join(lines)
     print(table)
     if args.out:

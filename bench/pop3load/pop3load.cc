@@ -6,8 +6,11 @@
 // Reports what it moved and how fast, as one line of key=value pairs:
 //
 //   pop3load clients=5 users=15 messages=5550 bytes=610000000 seconds=4.2
-//            msgs_per_s=1321.4 mb_per_s=138.5 errors=0
+//            msgs_per_s=1321.4 mb_per_s=138.5 errors=0 login_s=0.1 quit_s=0.9
 //
+// login_s and quit_s are the wall time from connecting to STAT's answer
+// and from sending QUIT to its answer (the server's expunge), summed over
+// all users.
 // bytes counts the message bytes RETR carried, dot-stuffing undone. A
 // server answer that is not +OK counts as an error and ends that user.
 //
@@ -45,7 +48,16 @@ struct Totals {
   std::atomic<std::uint64_t> messages{0};
   std::atomic<std::uint64_t> bytes{0};
   std::atomic<std::uint64_t> errors{0};
+  // Wall time the clients spent in each phase, summed over the clients.
+  std::atomic<std::uint64_t> login_us{0};
+  std::atomic<std::uint64_t> quit_us{0};
 };
+
+std::uint64_t micros_since(std::chrono::steady_clock::time_point start) {
+  return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
+                                        std::chrono::steady_clock::now() - start)
+                                        .count());
+}
 
 class Connection {
  public:
@@ -144,6 +156,7 @@ void expect_ok(Connection& c, const std::string& what) {
 }
 
 void download(const std::string& host, int port, const Account& account, Totals& totals) {
+  auto phase = std::chrono::steady_clock::now();
   Connection c(host, port);
   expect_ok(c, "greeting");
   c.send("USER " + account.user + "\r\n");
@@ -156,6 +169,7 @@ void download(const std::string& host, int port, const Account& account, Totals&
     throw std::runtime_error("STAT: " + stat);
   }
   const unsigned long count = std::strtoul(stat.c_str() + 4, nullptr, 10);
+  totals.login_us += micros_since(phase);
   for (unsigned long i = 1; i <= count; ++i) {
     const std::string n = std::to_string(i);
     c.send("RETR " + n + "\r\n");
@@ -165,8 +179,10 @@ void download(const std::string& host, int port, const Account& account, Totals&
     expect_ok(c, "DELE " + n);
     ++totals.messages;
   }
+  phase = std::chrono::steady_clock::now();
   c.send("QUIT\r\n");
   expect_ok(c, "QUIT");
+  totals.quit_us += micros_since(phase);
 }
 
 std::vector<Account> read_accounts(const std::string& path) {
@@ -246,10 +262,11 @@ int main(int argc, char** argv) {
   const double mb = static_cast<double>(totals.bytes) / (1024.0 * 1024.0);
   std::printf(
       "pop3load clients=%d users=%zu messages=%llu bytes=%llu seconds=%.3f msgs_per_s=%.1f "
-      "mb_per_s=%.2f errors=%llu\n",
+      "mb_per_s=%.2f errors=%llu login_s=%.3f quit_s=%.3f\n",
       clients, accounts.size(), static_cast<unsigned long long>(totals.messages.load()),
       static_cast<unsigned long long>(totals.bytes.load()), seconds,
       static_cast<double>(totals.messages) / seconds, mb / seconds,
-      static_cast<unsigned long long>(totals.errors.load()));
+      static_cast<unsigned long long>(totals.errors.load()),
+      static_cast<double>(totals.login_us) / 1e6, static_cast<double>(totals.quit_us) / 1e6);
   return totals.errors == 0 ? 0 : 1;
 }

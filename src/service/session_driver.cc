@@ -44,7 +44,9 @@ asio::awaitable<bool> SessionDriver::deliver(session::Reply reply) {
       after_handshake();
       co_await pool().run(strand_key(), [this] { tls_started(); });
     }
-    if (!reply.more) {
+    const bool more = reply.more;
+    written(std::move(reply.out));
+    if (!more) {
       co_return true;
     }
     reply = co_await call([this] { return resume(); });

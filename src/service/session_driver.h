@@ -55,6 +55,12 @@ class SessionDriver : public ConnectionDriver {
   // whatever the protocol read ahead in plaintext. Nothing by default.
   virtual void after_handshake() {}
 
+  // Takes back the bytes of a Reply once they are written, so the session
+  // may reuse the buffer for its next reply (a POP3 download writes a
+  // message-sized reply for every RETR). Called on the connection's thread
+  // between session calls. Drops them by default.
+  virtual void written(std::string&& /*out*/) {}
+
   // ---- For the protocol's run() ----
 
   // The strand the session's calls run on: the user's once logged in.

@@ -32,6 +32,7 @@ struct SessionData {
   std::uint64_t body_offset = 0;
   DotStuffer stuffer;
   std::string chunk;  // read buffer, kRetrChunkBytes once a message was sent
+  std::string spare;  // a written reply's buffer, for the next piece (recycle())
 };
 
 namespace {
@@ -203,9 +204,10 @@ Reply authorization_command(SessionData& s, const Command& cmd) {
 
 // Reads and stuffs the next piece of the message being sent, after
 // `status` (the +OK line, when this is the first piece).
-Reply continue_message(SessionData& s, std::string status) {
+Reply continue_message(SessionData& s, std::string_view status) {
   Reply reply;
-  reply.out = std::move(status);
+  reply.out = std::move(s.spare);
+  reply.out.assign(status);
   auto got = s.body->read_into(s.body_offset, std::span<char>(s.chunk));
   if (!got) {
     base::log(base::LogLevel::kError, "pop3.store_error",
@@ -378,6 +380,28 @@ Reply Session::on_line(std::string_view line) {
   return transaction_command(s, parsed.command);
 }
 
+std::optional<Reply> Session::on_line_without_store(std::string_view line) {
+  SessionData& s = *data_;
+  if (s.state != State::kTransaction || s.body || s.login_pending) {
+    return std::nullopt;
+  }
+  ParsedCommand parsed = parse_command(line);
+  if (!parsed.ok()) {
+    return err(parsed.error);
+  }
+  switch (parsed.command.verb) {
+    case Verb::kStat:
+    case Verb::kList:
+    case Verb::kUidl:
+    case Verb::kDele:
+    case Verb::kRset:
+    case Verb::kNoop:
+      return transaction_command(s, parsed.command);
+    default:
+      return std::nullopt;
+  }
+}
+
 Reply Session::on_line_too_long() {
   SessionData& s = *data_;
   if (s.sasl) {
@@ -393,9 +417,17 @@ Reply Session::resume() {
     return open_maildrop(s);
   }
   if (s.body) {
-    return continue_message(s, std::string());
+    return continue_message(s, {});
   }
   return Reply{};
+}
+
+void Session::recycle(std::string&& out) {
+  // A piece is at most a chunk, doubled at worst by stuffing: keep a buffer
+  // that size, not one a long LIST or UIDL grew.
+  if (out.capacity() <= 2 * kRetrChunkBytes + 1024 && out.capacity() > data_->spare.capacity()) {
+    data_->spare = std::move(out);
+  }
 }
 
 void Session::on_tls_started() { data_->connection.tls = true; }

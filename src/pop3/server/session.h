@@ -7,7 +7,8 @@
 //
 //   write(session.greeting());
 //   for each line (without its CRLF):
-//     Reply r = session.on_line(line);   // on the strand strand_key() names
+//     Reply r = session.on_line_without_store(line)   // on any thread, or
+//               ?: session.on_line(line);             // on strand_key()'s strand
 //     loop: sleep r.delay; write r.out; act on r.action;
 //           if (!r.more) break; r = session.resume();   // on strand_key()'s strand
 //
@@ -22,14 +23,17 @@
 //
 // Thread safety
 // -------------
-// None. Before login the session may run anywhere (the network layer uses a
-// strand of the connection's own). Once user() is set, every call (on_line,
-// resume, close, the destructor) must run on that user's strand: the
-// session shares the user's store and maildrop lock with the user's other
-// sessions.
+// None: one call at a time. Before login the session may run anywhere (the
+// network layer uses a strand of the connection's own). Once user() is set,
+// every call that may touch the store (on_line, resume, close, the
+// destructor) must run on that user's strand: the session shares the
+// user's store and maildrop lock with the user's other sessions.
+// on_line_without_store() touches only the session's own state, so it may
+// run on any thread, between those calls.
 
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -79,11 +83,23 @@ class Session {
   // One input line, without its line end: a command, or the client's
   // response in an AUTH exchange.
   Reply on_line(std::string_view line);
+  // The answer to `line` when it needs neither the store nor the user's
+  // shared state: in the TRANSACTION state STAT, LIST, UIDL, DELE, RSET,
+  // NOOP, and a line that does not parse. Those only read or mark the
+  // session's snapshot of the maildrop, so the network layer answers them
+  // without a hop to the user's strand (DELE follows every RETR of a
+  // download). Nothing for any other line: it goes to on_line().
+  std::optional<Reply> on_line_without_store(std::string_view line);
   // The client sent a line longer than the network layer reads: it was
   // dropped; answers -ERR (and ends an AUTH exchange).
   Reply on_line_too_long();
   // Continues the unfinished command (after a Reply with `more`).
   Reply resume();
+  // Gives back a Reply's `out` once it is written: its buffer is reused for
+  // the next message RETR or TOP sends, so a download does not allocate
+  // (and fault in) a message-sized buffer for every message. Touches only
+  // the session's own state, like on_line_without_store().
+  void recycle(std::string&& out);
   // The STLS handshake succeeded: the connection is now TLS.
   void on_tls_started();
   // Ends the session without the UPDATE state (the connection dropped or

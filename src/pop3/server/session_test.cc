@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "auth/authenticator.h"
@@ -55,14 +56,18 @@ class Pop3SessionTest : public ::testing::Test {
     return ConnectionInfo{.tls_available = true, .loopback = true, .peer = "127.0.0.1"};
   }
 
-  // One line in, everything written until the session waits for input.
+  // One line in, everything written until the session waits for input;
+  // like the network layer, tries on_line_without_store() first.
   static std::string run(Session& session, std::string_view line, Action* action = nullptr) {
-    Reply reply = session.on_line(line);
+    std::optional<Reply> quick = session.on_line_without_store(line);
+    Reply reply = quick ? std::move(*quick) : session.on_line(line);
     std::string out = reply.out;
     while (reply.more) {
+      session.recycle(std::move(reply.out));
       reply = session.resume();
       out += reply.out;
     }
+    session.recycle(std::move(reply.out));
     if (action != nullptr) {
       *action = reply.action;
     }
@@ -157,6 +162,47 @@ TEST_F(Pop3SessionTest, DeleRsetAndUpdate) {
   EXPECT_EQ((*body)->read_all().value(), "A: 2\r\n\r\nb\r\n");
 }
 
+// The commands that only read or mark the session's maildrop are answered
+// without the store, and the same as on_line() answers them; everything
+// else, and everything before login, goes to on_line().
+TEST_F(Pop3SessionTest, OnlyMaildropCommandsAreAnsweredWithoutTheStore) {
+  deliver("A: 1\r\n\r\na\r\n");
+  deliver("A: 2\r\n\r\nb\r\n");
+  auto s = connect();
+  for (std::string_view line : {"USER alice", "PASS secret", "STAT", "NOOP", "CAPA"}) {
+    EXPECT_FALSE(s->on_line_without_store(line)) << line;
+  }
+  login(*s);
+  for (std::string_view line : {"RETR 1", "TOP 1 0", "QUIT", "CAPA", "USER bob", "STLS"}) {
+    EXPECT_FALSE(s->on_line_without_store(line)) << line;
+  }
+  struct Case {
+    std::string_view line;
+    std::string_view out;
+  };
+  for (const Case& c :
+       {Case{"STAT", "+OK 2 22\r\n"}, Case{"LIST 2", "+OK 2 11\r\n"},
+        Case{"DELE 1", "+OK Message 1 deleted\r\n"}, Case{"DELE 1", "-ERR No such message\r\n"},
+        Case{"LIST", "+OK 1 messages (11 octets)\r\n2 11\r\n.\r\n"}, Case{"NOOP", "+OK \r\n"},
+        Case{"RSET", "+OK Maildrop has 2 messages (22 octets)\r\n"},
+        Case{"DELE 9", "-ERR No such message\r\n"}}) {
+    std::optional<Reply> reply = s->on_line_without_store(c.line);
+    ASSERT_TRUE(reply) << c.line;
+    EXPECT_EQ(reply->out, c.out) << c.line;
+    EXPECT_FALSE(reply->more);
+  }
+  std::optional<Reply> bad = s->on_line_without_store("XYZZY");
+  ASSERT_TRUE(bad);
+  EXPECT_TRUE(bad->out.starts_with("-ERR ")) << bad->out;
+  // UIDL without the store gives what on_line() gives.
+  std::optional<Reply> uidl = s->on_line_without_store("UIDL");
+  ASSERT_TRUE(uidl);
+  EXPECT_EQ(uidl->out, s->on_line("UIDL").out);
+  // The marks made without the store count at QUIT.
+  ASSERT_TRUE(s->on_line_without_store("DELE 2"));
+  EXPECT_EQ(run(*s, "QUIT"), "+OK Peregrine POP3 server signing off (1 messages left)\r\n");
+}
+
 TEST_F(Pop3SessionTest, DroppedConnectionDoesNotExpunge) {
   deliver("A: 1\r\n\r\na\r\n");
   auto s = connect();
@@ -247,6 +293,7 @@ TEST_F(Pop3SessionTest, LargeMessageIsStreamedInBoundedPieces) {
     message += ".line starting with a dot\r\n";
   }
   deliver(message);
+  deliver("Subject: small\r\n\r\nx\r\n");
   auto s = connect();
   login(*s);
   Reply reply = s->on_line("RETR 1");
@@ -258,6 +305,8 @@ TEST_F(Pop3SessionTest, LargeMessageIsStreamedInBoundedPieces) {
     EXPECT_LE(reply.out.size(), 2 * kRetrChunkBytes + 8);
     out += reply.out;
     ++pieces;
+    // As the network layer does: the written piece's buffer is reused.
+    s->recycle(std::move(reply.out));
   }
   EXPECT_GE(pieces, 3);  // the first piece comes with the +OK line
   std::string expected =
@@ -269,6 +318,8 @@ TEST_F(Pop3SessionTest, LargeMessageIsStreamedInBoundedPieces) {
   }
   expected += ".\r\n";
   EXPECT_EQ(out, expected);
+  // The reused buffer holds nothing of the big message after a small one.
+  EXPECT_EQ(run(*s, "RETR 2"), "+OK 21 octets\r\nSubject: small\r\n\r\nx\r\n.\r\n");
 }
 
 }  // namespace

@@ -41,7 +41,11 @@ class Pop3Driver final : public service::SessionDriver {
           co_await conn().read_line(options_.max_line_bytes, net::ReadOptions{.stop_point = true});
       Reply reply;
       if (line) {
-        reply = co_await call([&] { return session_->on_line(*line); });
+        if (auto quick = session_->on_line_without_store(*line)) {
+          reply = std::move(*quick);
+        } else {
+          reply = co_await call([&] { return session_->on_line(*line); });
+        }
       } else if (line.error() == net::NetError::kTooLong) {
         reply = co_await call([&] { return session_->on_line_too_long(); });
       } else {
@@ -58,6 +62,7 @@ class Pop3Driver final : public service::SessionDriver {
   // The longer timeout applies once the session is in the TRANSACTION state.
   bool logged_in() const override { return session_->state() == State::kTransaction; }
   Reply resume() override { return session_->resume(); }
+  void written(std::string&& out) override { session_->recycle(std::move(out)); }
   void tls_started() override { session_->on_tls_started(); }
   // The maildrop lock and the user's context are let go on its strand.
   void end_session() override {

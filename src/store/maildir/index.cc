@@ -559,6 +559,38 @@ Result<void> Index::expunge_message(std::int64_t mailbox_id, Uid uid, ModSeq mod
              });
 }
 
+Result<void> Index::expunge_messages(std::int64_t mailbox_id, std::span<const Uid> uids,
+                                     ModSeq modseq) {
+  std::size_t i = 0;
+  while (i < uids.size()) {
+    std::size_t j = i + 1;
+    while (j < uids.size() && uids[j] == uids[j - 1] + 1) {
+      ++j;
+    }
+    const Uid first = uids[i];
+    const Uid last = uids[j - 1];
+    auto r = run(*db_, "DELETE FROM messages WHERE mailbox_id = ?1 AND uid BETWEEN ?2 AND ?3",
+                 [&](Statement& s) { s.bind(1, mailbox_id).bind(2, first).bind(3, last); });
+    if (!r) {
+      return r;
+    }
+    r = run(*db_,
+            "WITH RECURSIVE run(uid) AS (SELECT ?2 UNION ALL SELECT uid + 1 FROM run "
+            "WHERE uid < ?3) "
+            "INSERT OR REPLACE INTO expunged (mailbox_id, uid, modseq) "
+            "SELECT ?1, uid, ?4 FROM run",
+            [&](Statement& s) {
+              s.bind(1, mailbox_id).bind(2, first).bind(3, last);
+              s.bind(4, static_cast<std::int64_t>(modseq));
+            });
+    if (!r) {
+      return r;
+    }
+    i = j;
+  }
+  return {};
+}
+
 Result<std::vector<Uid>> Index::move_all_messages(std::int64_t from_mailbox,
                                                   std::int64_t to_mailbox, ModSeq modseq) {
   auto uids = uids_from(from_mailbox, 1);

@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_set>
@@ -115,6 +116,11 @@ class Index {
   base::Result<void> update_message(std::int64_t mailbox_id, const MessageRow& row);
   // Deletes a message (and its cache record) and records it as expunged at `modseq`.
   base::Result<void> expunge_message(std::int64_t mailbox_id, Uid uid, ModSeq modseq);
+  // The same for several messages: one statement for each run of
+  // consecutive UIDs in `uids`, so a large expunge costs a few statements
+  // (each with its cascades and triggers) rather than one per message.
+  base::Result<void> expunge_messages(std::int64_t mailbox_id, std::span<const Uid> uids,
+                                      ModSeq modseq);
   // Moves every message of one mailbox to another keeping UIDs, recording
   // them expunged from the first at `modseq` (RENAME INBOX). Returns the UIDs.
   base::Result<std::vector<Uid>> move_all_messages(std::int64_t from_mailbox,

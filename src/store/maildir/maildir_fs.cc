@@ -5,7 +5,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
 #include <cerrno>
+#include <exception>
+#include <mutex>
+#include <system_error>
+#include <thread>
 #include <utility>
 
 namespace peregrine::store::maildir {
@@ -171,6 +177,53 @@ class PosixMaildirFs final : public MaildirFs {
 MaildirFs& real_maildir_fs() {
   static PosixMaildirFs fs;
   return fs;
+}
+
+std::vector<base::Result<void>> remove_files(MaildirFs& fs,
+                                             std::span<const std::filesystem::path> paths) {
+  std::vector<base::Result<void>> results(paths.size());
+  if (paths.size() < kParallelRemoveMin) {
+    for (std::size_t i = 0; i < paths.size(); ++i) {
+      results[i] = fs.remove(paths[i]);
+    }
+    return results;
+  }
+  // Measured on the benchmark machine (docs/benchmarks.md, POP3): 3.3 ms an
+  // unlink one at a time, 0.8 ms with 4 threads, 0.3 ms with 16.
+  constexpr std::size_t kMaxThreads = 16;
+  const std::size_t threads = std::min(kMaxThreads, paths.size() / 4);
+  std::atomic<std::size_t> next{0};
+  std::mutex error_mu;
+  std::exception_ptr error;  // guarded by error_mu
+  auto work = [&] {
+    for (std::size_t i = next++; i < paths.size(); i = next++) {
+      try {
+        results[i] = fs.remove(paths[i]);
+      } catch (...) {
+        std::lock_guard lock(error_mu);
+        if (!error) {
+          error = std::current_exception();
+        }
+        next = paths.size();  // the others stop after their current file
+      }
+    }
+  };
+  {
+    std::vector<std::jthread> workers;
+    workers.reserve(threads - 1);
+    for (std::size_t t = 1; t < threads; ++t) {
+      try {
+        workers.emplace_back(work);
+      } catch (const std::system_error&) {
+        break;  // no more threads now: the ones there are do the rest
+      }
+    }
+    work();
+  }  // joined
+  if (error) {
+    std::rethrow_exception(error);
+  }
+  return results;
 }
 
 }  // namespace peregrine::store::maildir

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -45,6 +46,16 @@ class MaildirFs : public base::FileSystem {
 
 // The POSIX implementation. Stateless, so thread-safe.
 MaildirFs& real_maildir_fs();
+
+// Removes every file of `paths` through fs.remove(), several at once when
+// there are at least kParallelRemoveMin: one unlink may wait milliseconds
+// for the device (ext4 mounted with `discard` frees a file's blocks with a
+// discard the call waits for), and such waits overlap. Returns one result
+// per path, in order; one failure does not stop the others. An exception
+// fs.remove() throws is rethrown here, after every worker has stopped.
+inline constexpr std::size_t kParallelRemoveMin = 16;
+std::vector<base::Result<void>> remove_files(MaildirFs& fs,
+                                             std::span<const std::filesystem::path> paths);
 
 // Forwards every call to `target`; tests derive from it and override the
 // step they want to fail.

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <memory>
 #include <string>
 #include <vector>
@@ -281,6 +282,42 @@ TEST_F(MaildirStoreTest, ExpungeRemovesOnlyDeletedMessages) {
   // UIDs are never reused, even after reopening.
   reopen();
   EXPECT_EQ(append("INBOX", message("d")), 4u);
+}
+
+// Enough messages that their files are removed by several threads, with
+// kept messages between the deleted ones, so the index deletes several runs
+// of UIDs.
+TEST_F(MaildirStoreTest, ExpungeOfManyRemovesExactlyTheDeletedOnes) {
+  constexpr int kCount = 3 * static_cast<int>(kParallelRemoveMin) + 5;
+  std::vector<Uid> kept;
+  std::vector<Uid> deleted;
+  for (int i = 0; i < kCount; ++i) {
+    const bool keep = i % 7 == 3 || i == kCount - 1;
+    Uid uid = append("INBOX", message("m" + std::to_string(i)), keep ? 0 : kFlagDeleted);
+    (keep ? kept : deleted).push_back(uid);
+  }
+  const ModSeq before = info("INBOX").highest_modseq;
+
+  auto r = user_->expunge("INBOX");
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_EQ(*r, deleted);
+  std::vector<Uid> left;
+  for (const MessageMeta& m : metas("INBOX")) {
+    left.push_back(m.uid);
+  }
+  EXPECT_EQ(left, kept);
+  EXPECT_EQ(list(dir("INBOX") / "cur").size(), kept.size());
+  auto changes = user_->changes_since("INBOX", before);
+  ASSERT_TRUE(changes);
+  ASSERT_EQ(changes->expunged.size(), deleted.size());
+  for (const ExpungedUid& e : changes->expunged) {
+    EXPECT_EQ(e.modseq, before + 1);
+    EXPECT_TRUE(std::find(deleted.begin(), deleted.end(), e.uid) != deleted.end()) << e.uid;
+  }
+  testing::expect_consistent(*user_, maildir());
+  reopen();
+  sync();
+  EXPECT_EQ(metas("INBOX").size(), kept.size());
 }
 
 TEST_F(MaildirStoreTest, ChangesSinceListsChangedMessages) {

@@ -398,18 +398,27 @@ Result<std::vector<Uid>> MaildirUserStore::expunge(std::string_view mailbox, con
   // longer exists. (Committing first would leave a file the index does not
   // know, and the next sync would adopt it as a new message.)
   const std::filesystem::path cur = cur_dir(mailbox_dir(row->name));
+  std::vector<Uid> doomed;
+  std::vector<std::filesystem::path> files;
+  for (const MessageRow& m : *rows) {
+    if (m.meta.flags & kFlagDeleted) {
+      doomed.push_back(m.meta.uid);
+      files.push_back(cur / m.file_name);
+    }
+  }
+  // Expunge what is removed; a message whose file could not be removed
+  // stays.
+  const std::vector<Result<void>> unlinked = remove_files(fs_, files);
   std::vector<Uid> removed;
   Result<void> failure;
-  for (const MessageRow& m : *rows) {
-    if (!(m.meta.flags & kFlagDeleted)) {
+  for (std::size_t i = 0; i < doomed.size(); ++i) {
+    if (!unlinked[i] && !is_missing(unlinked[i].error())) {
+      if (failure) {
+        failure = unlinked[i];
+      }
       continue;
     }
-    auto r = fs_.remove(cur / m.file_name);
-    if (!r && !is_missing(r.error())) {
-      failure = r;
-      break;  // expunge what is removed so far; the rest stays
-    }
-    removed.push_back(m.meta.uid);
+    removed.push_back(doomed[i]);
   }
   if (removed.empty()) {
     if (!failure) {
@@ -427,10 +436,8 @@ Result<std::vector<Uid>> MaildirUserStore::expunge(std::string_view mailbox, con
   if (!tx) {
     return std::unexpected(tx.error());
   }
-  for (Uid uid : removed) {
-    if (auto r = index_->expunge_message(row->id, uid, modseq); !r) {
-      return std::unexpected(r.error());
-    }
+  if (auto r = index_->expunge_messages(row->id, removed, modseq); !r) {
+    return std::unexpected(r.error());
   }
   if (auto r = index_->set_counters(row->id, row->uidnext, modseq); !r) {
     return std::unexpected(r.error());

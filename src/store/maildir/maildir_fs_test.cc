@@ -1,0 +1,84 @@
+#include "store/maildir/maildir_fs.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <filesystem>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "store/maildir/test_util.h"
+
+namespace peregrine::store::maildir {
+namespace {
+
+using testing::TempDir;
+
+// Refuses to remove files whose name starts with "keep", and throws for
+// "boom"; thread-safe, as MaildirFs requires.
+class PickyFs : public ForwardingMaildirFs {
+ public:
+  PickyFs() : ForwardingMaildirFs(real_maildir_fs()) {}
+  base::Result<void> remove(const std::filesystem::path& path) override {
+    ++calls;
+    const std::string name = path.filename().string();
+    if (name.starts_with("boom")) {
+      throw std::runtime_error("boom");
+    }
+    if (name.starts_with("keep")) {
+      return base::fail(base::MailError::kTemporary, "refused " + name);
+    }
+    return target_.remove(path);
+  }
+  std::atomic<int> calls{0};
+};
+
+std::vector<std::filesystem::path> make_files(const std::filesystem::path& dir,
+                                              const std::vector<std::string>& names) {
+  std::vector<std::filesystem::path> paths;
+  for (const std::string& name : names) {
+    paths.push_back(dir / name);
+    testing::write_file(paths.back(), "x");
+  }
+  return paths;
+}
+
+TEST(RemoveFiles, RemovesManyAndReportsEachResultInOrder) {
+  for (std::size_t count : {std::size_t{3}, kParallelRemoveMin, 5 * kParallelRemoveMin + 1}) {
+    SCOPED_TRACE(count);
+    TempDir tmp;
+    std::vector<std::string> names;
+    for (std::size_t i = 0; i < count; ++i) {
+      names.push_back((i % 5 == 2 ? "keep" : "gone") + std::to_string(i));
+    }
+    auto paths = make_files(tmp.path(), names);
+    paths.push_back(tmp.path() / "never-existed");
+    PickyFs fs;
+    auto results = remove_files(fs, paths);
+    ASSERT_EQ(results.size(), paths.size());
+    EXPECT_EQ(fs.calls, static_cast<int>(paths.size()));
+    for (std::size_t i = 0; i < count; ++i) {
+      const bool keep = names[i].starts_with("keep");
+      EXPECT_EQ(static_cast<bool>(results[i]), !keep) << names[i];
+      EXPECT_EQ(std::filesystem::exists(paths[i]), keep) << names[i];
+    }
+    ASSERT_FALSE(results.back());
+    EXPECT_EQ(results.back().error().code, base::MailError::kNotFound);
+  }
+}
+
+TEST(RemoveFiles, AnExceptionReachesTheCallerAfterTheWorkersStop) {
+  TempDir tmp;
+  std::vector<std::string> names;
+  for (std::size_t i = 0; i < 4 * kParallelRemoveMin; ++i) {
+    names.push_back((i == kParallelRemoveMin ? "boom" : "gone") + std::to_string(i));
+  }
+  auto paths = make_files(tmp.path(), names);
+  PickyFs fs;
+  EXPECT_THROW(remove_files(fs, paths), std::runtime_error);
+  EXPECT_TRUE(std::filesystem::exists(paths[kParallelRemoveMin]));
+}
+
+}  // namespace
+}  // namespace peregrine::store::maildir
