@@ -660,6 +660,19 @@ Result<void> Index::clear_search_index() { return recreate_search_fts(/*keep_tex
 
 Result<std::vector<std::pair<std::int64_t, MessageRow>>> Index::messages_without_text(
     std::size_t limit) {
+  // Every open asks, and nearly always nothing is missing. A term record
+  // belongs to one message (UNIQUE, a foreign key that cascades), so equal
+  // counts mean every message has one: two counts over narrow indexes
+  // instead of a lookup per message (about 15 ms at 10,000 messages).
+  auto complete = collect<std::int64_t>(
+      *db_, "SELECT (SELECT count(*) FROM messages) = (SELECT count(*) FROM search_docs)",
+      [](Statement&) {}, [](const Statement& s) { return s.column_int(0); });
+  if (!complete) {
+    return std::unexpected(complete.error());
+  }
+  if (complete->front() != 0) {
+    return std::vector<std::pair<std::int64_t, MessageRow>>();
+  }
   return collect<std::pair<std::int64_t, MessageRow>>(
       *db_,
       "SELECT m.mailbox_id, m.uid, m.base_name, m.file_name, m.size FROM messages m "
