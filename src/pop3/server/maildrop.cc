@@ -74,15 +74,10 @@ base::Result<std::size_t> Maildrop::expunge_marked(session::UserContext& user) {
     return 0;
   }
   const store::UidSet uids = store::UidSet::of(marked);
-  store::UserStore& store = user.store();
-  store::FlagUpdate update;
-  update.op = store::FlagOp::kAdd;
-  update.flags = store::kFlagDeleted;
-  auto flagged = store.update_flags(store::kInbox, uids, update);
-  if (!flagged) {
-    return std::unexpected(flagged.error());
-  }
-  auto expunged = store.expunge(store::kInbox, uids);
+  // Removed as they are: a \Deleted mark first would cost a rename per
+  // file, and a QUIT cut short would leave marks RFC 1939 says it has not
+  // made (deletions happen only in the UPDATE state).
+  auto expunged = user.store().remove_messages(store::kInbox, uids);
   if (!expunged) {
     return std::unexpected(expunged.error());
   }

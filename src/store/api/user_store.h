@@ -113,6 +113,11 @@ class UserStore {
   // Removes the messages that have kFlagDeleted and are in `uids`; returns
   // their UIDs, ascending.
   virtual base::Result<std::vector<Uid>> expunge(std::string_view mailbox, const UidSet& uids) = 0;
+  // Removes the messages in `uids` whatever their flags (POP3's UPDATE
+  // state: the session's own marks decide, and an unfinished QUIT leaves no
+  // \Deleted behind); returns their UIDs, ascending.
+  virtual base::Result<std::vector<Uid>> remove_messages(std::string_view mailbox,
+                                                         const UidSet& uids) = 0;
   base::Result<std::vector<Uid>> expunge(std::string_view mailbox) {
     return expunge(mailbox, UidSet::all());
   }

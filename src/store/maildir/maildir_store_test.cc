@@ -287,6 +287,27 @@ TEST_F(MaildirStoreTest, ExpungeRemovesOnlyDeletedMessages) {
 // Enough messages that their files are removed by several threads, with
 // kept messages between the deleted ones, so the index deletes several runs
 // of UIDs.
+TEST_F(MaildirStoreTest, RemoveMessagesTakesTheNamedOnesWhateverTheirFlags) {
+  Uid a = append("INBOX", message("a"));
+  Uid b = append("INBOX", message("b"), kFlagDeleted);
+  Uid c = append("INBOX", message("c"), kFlagSeen);
+  const ModSeq before = info("INBOX").highest_modseq;
+
+  const std::vector<Uid> named{a, c};
+  auto r = user_->remove_messages("INBOX", UidSet::of(named));
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_EQ(*r, (std::vector<Uid>{a, c}));
+  auto ms = metas("INBOX");
+  ASSERT_EQ(ms.size(), 1u);
+  EXPECT_EQ(ms[0].uid, b);  // \Deleted, but not named
+  EXPECT_EQ(list(dir("INBOX") / "cur").size(), 1u);
+  auto changes = user_->changes_since("INBOX", before);
+  ASSERT_TRUE(changes);
+  EXPECT_TRUE(changes->changed.empty());  // no flag was set on the way out
+  EXPECT_EQ(changes->expunged, (std::vector<ExpungedUid>{{a, before + 1}, {c, before + 1}}));
+  testing::expect_consistent(*user_, maildir());
+}
+
 TEST_F(MaildirStoreTest, ExpungeOfManyRemovesExactlyTheDeletedOnes) {
   constexpr int kCount = 3 * static_cast<int>(kParallelRemoveMin) + 5;
   std::vector<Uid> kept;

@@ -61,6 +61,8 @@ class MaildirUserStore final : public UserStore {
   base::Result<FlagUpdateResult> update_flags(std::string_view mailbox, const UidSet& uids,
                                               const FlagUpdate& update) override;
   base::Result<std::vector<Uid>> expunge(std::string_view mailbox, const UidSet& uids) override;
+  base::Result<std::vector<Uid>> remove_messages(std::string_view mailbox,
+                                                 const UidSet& uids) override;
   base::Result<CopyResult> copy(std::string_view source, const UidSet& uids,
                                 std::string_view dest) override;
   base::Result<CopyResult> move(std::string_view source, const UidSet& uids,
@@ -120,6 +122,10 @@ class MaildirUserStore final : public UserStore {
   // Best effort; what is left, the next sync settles.
   void undo_committed_append(const MailboxRow& mailbox, std::span<const Uid> uids,
                              std::span<const std::filesystem::path> files);
+  // The messages of `uids` (only those with \Deleted when `deleted_only`)
+  // removed: expunge() and remove_messages().
+  base::Result<std::vector<Uid>> remove_where(std::string_view mailbox, const UidSet& uids,
+                                              bool deleted_only);
   base::Result<FlagUpdateResult> update_flags_once(const MailboxRow& mailbox, const UidSet& uids,
                                                    const FlagUpdate& update);
   // The row of mailbox `name`, read inside the caller's transaction; kOverQuota

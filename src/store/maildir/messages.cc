@@ -384,6 +384,16 @@ Result<FlagUpdateResult> MaildirUserStore::update_flags_once(const MailboxRow& m
 // ---- Expunge ----
 
 Result<std::vector<Uid>> MaildirUserStore::expunge(std::string_view mailbox, const UidSet& uids) {
+  return remove_where(mailbox, uids, /*deleted_only=*/true);
+}
+
+Result<std::vector<Uid>> MaildirUserStore::remove_messages(std::string_view mailbox,
+                                                           const UidSet& uids) {
+  return remove_where(mailbox, uids, /*deleted_only=*/false);
+}
+
+Result<std::vector<Uid>> MaildirUserStore::remove_where(std::string_view mailbox,
+                                                        const UidSet& uids, bool deleted_only) {
   auto row = require_mailbox(mailbox);
   if (!row) {
     return std::unexpected(row.error());
@@ -401,7 +411,7 @@ Result<std::vector<Uid>> MaildirUserStore::expunge(std::string_view mailbox, con
   std::vector<Uid> doomed;
   std::vector<std::filesystem::path> files;
   for (const MessageRow& m : *rows) {
-    if (m.meta.flags & kFlagDeleted) {
+    if (!deleted_only || (m.meta.flags & kFlagDeleted)) {
       doomed.push_back(m.meta.uid);
       files.push_back(cur / m.file_name);
     }
