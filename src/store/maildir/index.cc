@@ -293,13 +293,11 @@ Result<void> Index::migrate() {
 // ---- Meta ----
 
 Result<bool> Index::initialized() {
-  auto rows = collect<std::int64_t>(
-      *db_, "SELECT value FROM meta WHERE key = 'initialized'", [](Statement&) {},
-      [](const Statement& s) { return s.column_int(0); });
-  if (!rows) {
-    return std::unexpected(rows.error());
+  auto value = query_int(*db_, "SELECT value FROM meta WHERE key = 'initialized'");
+  if (!value) {
+    return std::unexpected(value.error());
   }
-  return !rows->empty() && rows->front() != 0;
+  return *value != 0;
 }
 
 Result<void> Index::set_initialized() {
@@ -308,14 +306,11 @@ Result<void> Index::set_initialized() {
 }
 
 Result<std::uint32_t> Index::take_uidvalidity(std::int64_t now_seconds) {
-  auto rows = collect<std::int64_t>(
-      *db_, "SELECT value FROM meta WHERE key = 'last_uidvalidity'", [](Statement&) {},
-      [](const Statement& s) { return s.column_int(0); });
-  if (!rows) {
-    return std::unexpected(rows.error());
+  auto last = query_int(*db_, "SELECT value FROM meta WHERE key = 'last_uidvalidity'");
+  if (!last) {
+    return std::unexpected(last.error());
   }
-  std::int64_t last = rows->empty() ? 0 : rows->front();
-  std::int64_t next = std::max<std::int64_t>(now_seconds, last + 1);
+  std::int64_t next = std::max<std::int64_t>(now_seconds, *last + 1);
   if (next > 0xffffffffLL) {
     return base::fail(base::MailError::kInternal, "UIDVALIDITY exhausted");
   }

@@ -528,12 +528,11 @@ Result<SearchIndexStats> Index::search_stats() {
   stats.messages = static_cast<std::uint64_t>(counts->front().first);
   stats.mail_bytes = static_cast<std::uint64_t>(counts->front().second);
   auto count = [&](std::string_view text) -> Result<std::uint64_t> {
-    auto rows = collect<std::int64_t>(
-        *db_, text, [](Statement&) {}, [](const Statement& s) { return s.column_int(0); });
-    if (!rows) {
-      return std::unexpected(rows.error());
+    auto n = query_int(*db_, text);
+    if (!n) {
+      return std::unexpected(n.error());
     }
-    return static_cast<std::uint64_t>(rows->front());
+    return static_cast<std::uint64_t>(*n);
   };
   auto indexed = count("SELECT count(*) FROM search_docs");
   auto pending = count("SELECT count(*) FROM search_purge");
@@ -557,27 +556,24 @@ Result<SearchIndexStats> Index::search_stats() {
 }
 
 Result<bool> Index::search_fts_healthy() {
-  auto exists = collect<std::int64_t>(
+  auto exists = query_int(
       *db_,
       "SELECT count(*) FROM sqlite_schema WHERE name IN ('search_fts', 'search_fts_docsize', "
-      "'search_terms', 'search_terms_fts', 'search_term_hashes')",
-      [](Statement&) {}, [](const Statement& s) { return s.column_int(0); });
+      "'search_terms', 'search_terms_fts', 'search_term_hashes')");
   if (!exists) {
     return std::unexpected(exists.error());
   }
-  if (exists->front() != 5) {
+  if (*exists != 5) {
     return false;
   }
-  auto same = collect<std::int64_t>(
-      *db_,
-      "SELECT (SELECT count(*) FROM search_fts_docsize) = "
-      "(SELECT count(*) FROM search_docs) + (SELECT count(*) FROM search_purge)",
-      [](Statement&) {}, [](const Statement& s) { return s.column_int(0); });
+  auto same = query_int(*db_,
+                        "SELECT (SELECT count(*) FROM search_fts_docsize) = "
+                        "(SELECT count(*) FROM search_docs) + (SELECT count(*) FROM search_purge)");
   if (!same) {
     // Unreadable: as good as missing.
     return false;
   }
-  if (same->front() == 0) {
+  if (*same == 0) {
     return false;
   }
   // The first and the last document must be found by a term of their own
@@ -608,14 +604,13 @@ Result<bool> Index::search_fts_healthy() {
         ++column;
       }
       const std::string& first = first_term.text;
-      auto found = collect<std::int64_t>(
+      auto found = query_int(
           *db_, "SELECT count(*) FROM search_fts WHERE search_fts MATCH ?1 AND rowid = ?2",
           [&](Statement& s) {
             s.bind_text(1, sql("{ ", kColumnNames[column], " } : ") + fts5_string(first))
                 .bind(2, docs->front().first);
-          },
-          [](const Statement& s) { return s.column_int(0); });
-      if (!found || found->front() != 1) {
+          });
+      if (!found || *found != 1) {
         return false;
       }
       if (characters(first).size() >= 3) {
@@ -664,13 +659,12 @@ Result<std::vector<std::pair<std::int64_t, MessageRow>>> Index::messages_without
   // belongs to one message (UNIQUE, a foreign key that cascades), so equal
   // counts mean every message has one: two counts over narrow indexes
   // instead of a lookup per message (about 15 ms at 10,000 messages).
-  auto complete = collect<std::int64_t>(
-      *db_, "SELECT (SELECT count(*) FROM messages) = (SELECT count(*) FROM search_docs)",
-      [](Statement&) {}, [](const Statement& s) { return s.column_int(0); });
+  auto complete = query_int(
+      *db_, "SELECT (SELECT count(*) FROM messages) = (SELECT count(*) FROM search_docs)");
   if (!complete) {
     return std::unexpected(complete.error());
   }
-  if (complete->front() != 0) {
+  if (*complete != 0) {
     return std::vector<std::pair<std::int64_t, MessageRow>>();
   }
   return collect<std::pair<std::int64_t, MessageRow>>(

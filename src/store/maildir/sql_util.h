@@ -2,6 +2,7 @@
 
 // Small helpers the Index's .cc files share to run typed queries.
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -49,6 +50,24 @@ base::Result<void> each_row(Database& db, std::string_view text, Bind&& bind, Ea
       return {};
     }
   }
+}
+
+// The first column of a statement's first row, as an integer; 0 when it
+// returns no row.
+template <typename Bind>
+base::Result<std::int64_t> query_int(Database& db, std::string_view text, Bind&& bind) {
+  std::int64_t out = 0;
+  auto r = each_row(db, text, std::forward<Bind>(bind), [&](const Statement& s) {
+    out = s.column_int(0);
+    return false;
+  });
+  if (!r) {
+    return std::unexpected(r.error());
+  }
+  return out;
+}
+inline base::Result<std::int64_t> query_int(Database& db, std::string_view text) {
+  return query_int(db, text, [](Statement&) {});
 }
 
 // Collects every row of a statement through `read`.
