@@ -357,15 +357,16 @@ Result<void> MaildirUserStore::write_message_file(const std::filesystem::path& d
     if (auto r = (*file)->append(bytes); !r) {
       return r;
     }
+    // The file's date is the internal date, so that a file adopted after a
+    // crash (before the index commit) keeps it: set before the fsync, which
+    // then makes it durable with the bytes, before the name in cur/ is.
+    if (auto r = fs_.set_mtime(tmp, mtime_seconds); !r) {
+      return r;
+    }
     if (auto r = (*file)->sync(); !r) {
       return r;
     }
     if (auto r = (*file)->close(); !r) {
-      return r;
-    }
-    // The file's date is the internal date, so that a file adopted after a
-    // crash (before the index commit) keeps it.
-    if (auto r = fs_.set_mtime(tmp, mtime_seconds); !r) {
       return r;
     }
     return fs_.rename(tmp, cur_path);
