@@ -48,17 +48,7 @@ fts = $fts
 level = "warn"
 TOML
 
-wait_port() {
-  for _ in $(seq 200); do
-    if python3 -c "import socket; socket.create_connection(('127.0.0.1', $1), 1).close()" \
-      2>/dev/null; then
-      return 0
-    fi
-    sleep 0.1
-  done
-  echo "lmtp-profile: nothing listens on port $1" >&2
-  exit 1
-}
+. "$root/bench/wait_port.sh"
 
 for clients in $clients_list; do
   for bin in "${bins[@]}"; do
@@ -81,7 +71,7 @@ for clients in $clients_list; do
     total=$((per_client * clients))
     case "$mode" in
       perf)
-        perf stat -x, -e task-clock,context-switches -p "$pid" \
+        perf stat -x, -e task-clock,context-switches,block:block_rq_issue -p "$pid" \
           -o "$work/counters" &
         counter=$!
         ;;
@@ -108,7 +98,7 @@ for clients in $clients_list; do
       'BEGIN { printf "  CPU per delivery: user %.2f ms, system %.2f ms\n", u / t * 1000 / n, s / t * 1000 / n }'
     case "$mode" in
       perf)
-        awk -F, -v n="$total" '$3 ~ /task-clock|context-switches/ {
+        awk -F, -v n="$total" '$3 ~ /task-clock|context-switches|block_rq_issue/ {
           printf "  %s per delivery: %.2f\n", $3, $1 / n }' "$work/counters"
         ;;
       strace)
