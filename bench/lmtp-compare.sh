@@ -116,17 +116,7 @@ stop_dovecot() {
   for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || return 0; sleep 0.1; done
 }
 
-wait_port() {
-  for _ in $(seq 200); do
-    if python3 -c "import socket,sys; socket.create_connection(('127.0.0.1', $1), 1).close()" \
-      2>/dev/null; then
-      return 0
-    fi
-    sleep 0.1
-  done
-  echo "lmtp-compare: nothing listens on port $1" >&2
-  exit 1
-}
+. "$root/bench/wait_port.sh"
 
 # run SERVER CLIENTS -> appends "server clients msgs_per_s mb_per_s" to results
 run() {

@@ -29,13 +29,23 @@ void deliver_batch(store::UserStore& store, std::span<const std::shared_ptr<Pend
     return;  // an earlier batch took them
   }
   std::vector<const Request*> requests;
+  std::vector<Pending*> admitted;
   requests.reserve(batch.size());
+  admitted.reserve(batch.size());
   for (const auto& pending : batch) {
+    if (pending->admit) {
+      if (auto ok = pending->admit(); !ok) {
+        pending->result = std::unexpected(ok.error());
+        pending->refused = true;
+        continue;
+      }
+    }
     requests.push_back(&pending->request);
+    admitted.push_back(pending.get());
   }
   std::vector<base::Result<Delivered>> results = deliver_all(store, requests);
-  for (std::size_t i = 0; i < batch.size(); ++i) {
-    batch[i]->result = std::move(results[i]);
+  for (std::size_t i = 0; i < admitted.size(); ++i) {
+    admitted[i]->result = std::move(results[i]);
   }
 }
 

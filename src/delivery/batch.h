@@ -14,6 +14,7 @@
 // fsyncs, never a reason for one delivery to fail another.
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -35,8 +36,14 @@ struct Pending {
   // request.message views it.
   std::shared_ptr<const std::string> message;
   Request request;
+  // When set, run on the user's strand by deliver_batch just before the
+  // delivery is stored; an error becomes the result and nothing is stored.
+  // (LMTP re-checks here a recipient it accepted without a lookup at RCPT.)
+  std::function<base::Result<void>()> admit;
   // Set on the user's strand by deliver_batch.
   std::optional<base::Result<Delivered>> result;
+  // Whether `result` is admit()'s error rather than the store's.
+  bool refused = false;
 };
 
 // Deliveries waiting for their users' strands, per user.
@@ -58,7 +65,8 @@ class DeliveryQueue {
 // mailbox go into one append (one transaction: written and fsync'd files,
 // one directory fsync, one commit), so each is durable when this returns.
 // The quota counts the batch's earlier messages. A failed shared append is
-// retried message by message, so one bad message fails only itself.
+// retried message by message, so one bad message fails only itself. A
+// delivery whose admit() fails is left out, with that error as its result.
 // Runs on the user's strand.
 void deliver_batch(store::UserStore& store, std::span<const std::shared_ptr<Pending>> batch);
 

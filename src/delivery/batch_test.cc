@@ -107,6 +107,40 @@ TEST_F(BatchTest, MailboxesAppendApartAndAMissingOneMeansInbox) {
   EXPECT_EQ(info("INBOX").messages, 2u);
 }
 
+TEST_F(BatchTest, ARefusedAdmitStoresNothingForThatDeliveryOnly) {
+  std::vector<std::shared_ptr<Pending>> batch = {pending("Subject: a\r\n\r\na\r\n", "a@x"),
+                                                 pending("Subject: b\r\n\r\nb\r\n", "b@x"),
+                                                 pending("Subject: c\r\n\r\nc\r\n", "c@x")};
+  int checks = 0;
+  batch[0]->admit = [&checks]() -> base::Result<void> {
+    ++checks;
+    return {};
+  };
+  batch[1]->admit = [&checks]() -> base::Result<void> {
+    ++checks;
+    return base::fail(base::MailError::kNotFound, "gone");
+  };
+  deliver_batch(*user_, batch);
+  EXPECT_EQ(checks, 2);
+  ASSERT_TRUE(*batch[0]->result);
+  EXPECT_FALSE(batch[0]->refused);
+  ASSERT_FALSE(*batch[1]->result);
+  EXPECT_TRUE(batch[1]->refused);
+  EXPECT_EQ(batch[1]->result->error().code, base::MailError::kNotFound);
+  ASSERT_TRUE(*batch[2]->result);
+  EXPECT_FALSE(batch[2]->refused);
+  EXPECT_EQ(info("INBOX").messages, 2u);
+  EXPECT_EQ(stored((*batch[2]->result)->uid.uid),
+            "Return-Path: <sender@example.net>\r\nDelivered-To: c@x\r\nSubject: c\r\n\r\nc\r\n");
+  // Every delivery refused: nothing to append, and every result set.
+  std::vector<std::shared_ptr<Pending>> none = {pending("Subject: d\r\n\r\nd\r\n", "d@x")};
+  none[0]->admit = [] { return base::Result<void>(base::fail(base::MailError::kTemporary, "x")); };
+  deliver_batch(*user_, none);
+  ASSERT_TRUE(none[0]->result.has_value());
+  EXPECT_EQ(none[0]->result->error().code, base::MailError::kTemporary);
+  EXPECT_EQ(info("INBOX").messages, 2u);
+}
+
 TEST(DeliveryQueueTest, TakesWhatIsQueuedPerUserInOrder) {
   DeliveryQueue queue;
   EXPECT_TRUE(queue.take("alice").empty());

@@ -23,6 +23,8 @@ namespace {
 
 constexpr std::size_t kCommandReadBytes = 4096;
 constexpr std::size_t kDataReadBytes = 64 * 1024;
+// How many resolved recipients a connection remembers (then it starts over).
+constexpr std::size_t kMaxKnownRecipients = 1024;
 
 std::string host_name() {
   char name[256] = {};
@@ -91,10 +93,19 @@ class LmtpSession final : public service::ConnectionDriver {
     }
   }
 
+  // How RCPT TO named a recipient: what a re-check looks up again.
+  struct Named {
+    std::string local;
+    std::string domain;
+  };
+
   struct Transaction {
     std::optional<std::string> sender;  // set by MAIL; "" is the null sender
     bool smtputf8 = false;
     std::vector<delivery::Recipient> recipients;
+    // Per recipient: set when it was accepted from this connection's memory
+    // (known_) without a lookup, so its delivery looks it up again first.
+    std::vector<std::optional<Named>> recheck;
   };
 
   void reply(const smtp::Reply& r) {
@@ -195,11 +206,26 @@ class LmtpSession final : public service::ConnectionDriver {
     if (tx_.recipients.size() >= options_.max_recipients) {
       co_return reply({452, "4.5.3", "Too many recipients"});
     }
-    // The passwd-file lookup stats (and may re-read) the file: off the
-    // event loop, like every other blocking call.
-    auto found = co_await pool().run(connection_key(), [&] {
-      return delivery::resolve_recipient(handler_.authenticator_, address.local, address.domain);
-    });
+    // An address this connection resolved before is taken from memory:
+    // an MTA sends the same few recipients again and again, and the lookup
+    // costs a hop to the pool and back before the client may send the
+    // message. Its delivery looks it up again on the user's strand, where
+    // it goes anyway (admit in data()), so a user removed from the
+    // passwd-file since gets 550 there instead of here.
+    std::optional<Named> recheck;
+    base::Result<delivery::Recipient> found = base::fail(base::MailError::kNotFound, "");
+    const std::string key =
+        address.domain.empty() ? address.local : address.local + '@' + address.domain;
+    if (auto known = known_.find(key); known != known_.end()) {
+      found = known->second;
+      recheck = Named{address.local, address.domain};
+    } else {
+      // The passwd-file lookup stats (and may re-read) the file: off the
+      // event loop, like every other blocking call.
+      found = co_await pool().run(connection_key(), [&] {
+        return delivery::resolve_recipient(handler_.authenticator_, address.local, address.domain);
+      });
+    }
     // The user's store is opened here, once per connection (hold), so that
     // DATA finds it open; a store that cannot open is a temporary failure now.
     if (found && (options_.quota_bytes > 0 || !held_.contains(found->user))) {
@@ -217,7 +243,14 @@ class LmtpSession final : public service::ConnectionDriver {
     if (!found) {
       co_return refuse_recipient(found.error(), address.text);
     }
+    if (!recheck) {
+      if (known_.size() >= kMaxKnownRecipients) {
+        known_.clear();
+      }
+      known_.emplace(key, *found);
+    }
     tx_.recipients.push_back(std::move(*found));
+    tx_.recheck.push_back(std::move(recheck));
     reply(ok("2.1.5", "Recipient ok"));
   }
 
@@ -269,13 +302,27 @@ class LmtpSession final : public service::ConnectionDriver {
     auto message = std::make_shared<const std::string>(std::move(decoder.text()));
     std::vector<std::shared_ptr<delivery::Pending>> pending;
     pending.reserve(tx.recipients.size());
-    for (const delivery::Recipient& recipient : tx.recipients) {
+    for (std::size_t i = 0; i < tx.recipients.size(); ++i) {
+      const delivery::Recipient& recipient = tx.recipients[i];
       auto p = std::make_shared<delivery::Pending>();
       p->message = message;
       p->request.return_path = tx.sender;
       p->request.delivered_to = recipient.address;
       p->request.message = *message;
       p->request.quota_bytes = options_.quota_bytes;
+      if (tx.recheck[i]) {
+        p->admit = [&authenticator = handler_.authenticator_, named = std::move(*tx.recheck[i]),
+                    user = recipient.user]() -> base::Result<void> {
+          auto now = delivery::resolve_recipient(authenticator, named.local, named.domain);
+          if (!now) {
+            return std::unexpected(now.error());
+          }
+          if (now->user != user) {
+            return base::fail(base::MailError::kTemporary, "the address now names another user");
+          }
+          return {};
+        };
+      }
       handler_.queue_->push(recipient.user, p);
       pending.push_back(std::move(p));
     }
@@ -313,6 +360,12 @@ class LmtpSession final : public service::ConnectionDriver {
       pending.result = base::fail(base::MailError::kTemporary, "the delivery did not finish");
     }
     const base::Result<delivery::Delivered>& delivered = *pending.result;
+    if (!delivered && pending.refused) {
+      // The re-check of a remembered recipient failed: as at RCPT, and the
+      // next RCPT of that address looks it up afresh.
+      known_.erase(recipient.address);
+      co_return refuse_recipient(delivered.error(), recipient.address);
+    }
     if (!delivered) {
       const base::Error& error = delivered.error();
       base::log(base::LogLevel::kWarn, "lmtp.delivery_failed",
@@ -369,6 +422,9 @@ class LmtpSession final : public service::ConnectionDriver {
   bool greeted_ = false;
   int errors_ = 0;  // refused commands in a row
   Transaction tx_;
+  // Recipients this connection resolved, by local part '@' domain as RCPT TO
+  // gave them (the Recipient's address).
+  std::map<std::string, delivery::Recipient, std::less<>> known_;
   // Touched on the users' strands (hold) and, between them, by this
   // session's coroutine; never by two at once.
   std::map<std::string, std::shared_ptr<session::UserContext>> held_;

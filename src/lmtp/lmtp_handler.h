@@ -18,6 +18,10 @@
 // wait at the same time, from any connections, are stored in one batch
 // (delivery/batch.h: one directory fsync and one index commit for all).
 // A recipient's store is opened at RCPT and kept until the connection ends.
+// An address the connection resolved before is accepted at RCPT from memory,
+// without the passwd-file lookup's hop, and looked up again on the user's
+// strand just before its delivery (a user removed meanwhile: 550 5.1.1 after
+// DATA, and the address is forgotten).
 //
 // Bounds: a command line is at most max_line_bytes (longer: 500 5.5.2); the
 // message at most max_message_bytes (larger: read to its end, not kept, and

@@ -43,6 +43,59 @@ class LmtpTestCase(harness.ServerTestCase):
         return found[0]
 
 
+class RecipientMemoryTest(LmtpTestCase):
+    """A connection remembers the recipients it resolved and accepts them
+    again at RCPT without a lookup; the delivery looks them up again, so a
+    user removed from the passwd-file meanwhile gets 550 5.1.1 after DATA."""
+
+    server_kwargs = {"users": {"alice": "alice-secret", "dave": "dave-secret"}}
+
+    def remove_user(self, user):
+        with open(self.server.passwd) as f:
+            lines = [line for line in f if not line.startswith(user + ":")]
+        tmp = self.server.passwd + ".new"
+        with open(tmp, "w") as f:
+            f.writelines(lines)
+        os.replace(tmp, self.server.passwd)  # a new inode: the server re-reads it
+
+    def transaction(self, raw, subject, rcpts):
+        """MAIL, the RCPTs (their codes), and DATA when one was accepted
+        (then the DATA replies as (code, last line))."""
+        self.assertEqual(raw.command("MAIL FROM:<s@x>")[0], 250)
+        codes = [raw.command(f"RCPT TO:<{r}>")[0] for r in rcpts]
+        if 250 not in codes:
+            raw.command("RSET")
+            return codes, []
+        self.assertEqual(raw.command("DATA")[0], 354)
+        raw.send(sample_message(subject) + b".\r\n")
+        replies = []
+        for _ in range(codes.count(250)):
+            code, lines = raw.reply()
+            replies.append((code, lines[-1]))
+        return codes, replies
+
+    def test_removed_user_is_refused_after_data(self):
+        raw = self.server.raw_lmtp()
+        self.assertEqual(raw.command("LHLO x")[0], 250)
+        codes, replies = self.transaction(raw, "memory-1", ["dave@example.com", "alice"])
+        self.assertEqual(codes, [250, 250])
+        self.assertEqual([c for c, _ in replies], [250, 250])
+        self.remove_user("dave")
+        # Remembered: accepted at RCPT, refused when its delivery looks again.
+        codes, replies = self.transaction(raw, "memory-2", ["dave@example.com", "alice"])
+        self.assertEqual(codes, [250, 250])
+        self.assertEqual([c for c, _ in replies], [550, 250])
+        self.assertIn(b"5.1.1", replies[0][1])
+        self.assertIn(b"dave@example.com", replies[0][1])
+        # The refusal made the connection forget dave: refused at RCPT now.
+        codes, replies = self.transaction(raw, "memory-3", ["dave@example.com", "alice"])
+        self.assertEqual(codes, [550, 250])
+        self.assertEqual([c for c, _ in replies], [250])
+        raw.command("QUIT")
+        raw.close()
+        for subject in ("memory-1", "memory-2", "memory-3"):
+            self.assertEqual(len(self.messages("alice", f'SUBJECT "{subject}"')), 1, subject)
+
 class DeliveryTest(LmtpTestCase):
     def test_delivery_adds_trace_headers(self):
         client = self.server.lmtp()

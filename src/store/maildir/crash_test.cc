@@ -35,7 +35,8 @@ enum class Op {
   kLink,
   kSetMtime,
   kMakeDir,
-  kRemoveDir
+  kRemoveDir,
+  kWriteUnnamed
 };
 
 // The process stops here.
@@ -146,6 +147,19 @@ class FaultFs : public ForwardingMaildirFs {
     }
     return target_.set_mtime(path, seconds);
   }
+  // With `unnamed` unset the store is told there are no unnamed files, and
+  // writes through tmp/, step by step (most tests fail one of those steps).
+  base::Result<bool> write_unnamed(const std::filesystem::path& to, std::string_view bytes,
+                                   std::int64_t mtime_seconds) override {
+    if (!unnamed) {
+      return false;
+    }
+    if (auto e = check(Op::kWriteUnnamed, to)) {
+      return std::unexpected(*e);
+    }
+    return target_.write_unnamed(to, bytes, mtime_seconds);
+  }
+  bool unnamed = false;
   base::Result<void> make_dir(const std::filesystem::path& path, mode_t mode) override {
     if (auto e = check(Op::kMakeDir, path)) {
       return std::unexpected(*e);
@@ -193,6 +207,9 @@ class MaildirCrashTest : public FaultFsHolder, public testing::StoreTest {
     reopen();
     sync();
   }
+
+  // A crash at each seam call of an append in turn, then a restart.
+  void crash_at_every_step_of_append(int min_steps);
 
   void expect_unchanged_inbox(std::uint32_t messages, Uid uidnext) {
     EXPECT_EQ(info("INBOX").messages, messages);
@@ -346,12 +363,38 @@ TEST_F(MaildirCrashTest, CreateMailboxWithFailedMkdirCreatesNothing) {
 
 // ---- Crashes: restart and sync give a consistent store ----
 
+TEST_F(MaildirCrashTest, AppendThroughUnnamedFilesWithFailedStepStoresNothing) {
+  fs.unnamed = true;
+  Uid uidnext = 1;
+  for (int nth : {0, 1}) {  // the first or the second message of a MULTIAPPEND
+    fs.arm(Op::kWriteUnnamed, nth);
+    std::string a = message("a");
+    std::string b = message("b");
+    AppendMessage batch[] = {append_of(a), append_of(b)};
+    auto r = user_->append("INBOX", batch);
+    ASSERT_FALSE(r);
+    EXPECT_NE(r.error().message.find("injected"), std::string::npos);
+    expect_unchanged_inbox(0, uidnext);
+  }
+  fs.disarm();
+  EXPECT_EQ(append("INBOX", message("works")), uidnext);
+  EXPECT_TRUE(list(maildir() / "tmp").empty());
+}
+
 TEST_F(MaildirCrashTest, CrashAtEveryStepOfAppend) {
+  for (bool unnamed : {false, true}) {
+    SCOPED_TRACE(unnamed ? "unnamed files" : "through tmp/");
+    fs.unnamed = unnamed;
+    crash_at_every_step_of_append(unnamed ? 2 : 6);
+  }
+}
+
+void MaildirCrashTest::crash_at_every_step_of_append(int min_steps) {
   // Count the seam calls of one append.
   fs.reset_calls();
   append("INBOX", message("counted"));
   const int steps = fs.calls();
-  ASSERT_GE(steps, 6);
+  ASSERT_GE(steps, min_steps);
 
   for (int k = 0; k < steps; ++k) {
     SCOPED_TRACE("crash at step " + std::to_string(k));

@@ -55,6 +55,7 @@ class FileBody final : public Body {
   std::filesystem::path path_;
 };
 
+// Thread-safe: every call works on its own descriptors; the one member is atomic.
 class PosixMaildirFs final : public MaildirFs {
  public:
   base::Result<std::unique_ptr<base::WritableFile>> create_exclusive(
@@ -168,8 +169,71 @@ class PosixMaildirFs final : public MaildirFs {
     return {};
   }
 
+  base::Result<bool> write_unnamed(const std::filesystem::path& to, std::string_view bytes,
+                                   std::int64_t mtime_seconds) override {
+    if (!unnamed_.load(std::memory_order_relaxed)) {
+      return false;
+    }
+    const std::filesystem::path dir = to.parent_path();
+    const int fd = ::open(dir.c_str(), O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
+    if (fd < 0) {
+      const int err = errno;
+      if (err == EOPNOTSUPP || err == EISDIR || err == EINVAL) {
+        unnamed_ = false;  // this filesystem (or kernel) has no O_TMPFILE
+        return false;
+      }
+      return fail_errno("open", dir, err);
+    }
+    struct Closer {
+      int fd;
+      ~Closer() { ::close(fd); }
+    } closer{fd};
+    for (std::string_view rest = bytes; !rest.empty();) {
+      const ssize_t n = ::write(fd, rest.data(), rest.size());
+      if (n < 0) {
+        if (errno == EINTR) {
+          continue;
+        }
+        return fail_errno("write", to, errno);
+      }
+      rest.remove_prefix(static_cast<std::size_t>(n));
+    }
+    timespec times[2];
+    times[0].tv_sec = static_cast<time_t>(mtime_seconds);
+    times[0].tv_nsec = 0;
+    times[1] = times[0];
+    if (::futimens(fd, times) != 0) {
+      return fail_errno("futimens", to, errno);
+    }
+    if (::fsync(fd) != 0) {
+      return fail_errno("fsync", to, errno);
+    }
+    // AT_EMPTY_PATH links the descriptor itself, but needs
+    // CAP_DAC_READ_SEARCH before Linux 6.10; /proc/self/fd needs /proc.
+    if (::linkat(fd, "", AT_FDCWD, to.c_str(), AT_EMPTY_PATH) == 0) {
+      return true;
+    }
+    int err = errno;
+    if (err == EPERM || err == ENOENT || err == EINVAL) {
+      const std::string self = "/proc/self/fd/" + std::to_string(fd);
+      if (::linkat(AT_FDCWD, self.c_str(), AT_FDCWD, to.c_str(), AT_SYMLINK_FOLLOW) == 0) {
+        return true;
+      }
+      err = errno;
+      if (err == ENOENT && ::access("/proc/self/fd", F_OK) != 0) {
+        unnamed_ = false;  // no /proc: the file goes with its descriptor
+        return false;
+      }
+    }
+    base::Error error = base::errno_error("link", dir / "(unnamed)", err);
+    error.message += " to " + to.string();
+    return std::unexpected(std::move(error));
+  }
+
  private:
   base::FileSystem& base_ = base::real_file_system();
+  // Cleared, for the rest of the process, when unnamed files are not to be had.
+  std::atomic<bool> unnamed_{true};
 };
 
 }  // namespace

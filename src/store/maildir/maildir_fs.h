@@ -11,6 +11,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "base/files.h"
@@ -42,9 +43,21 @@ class MaildirFs : public base::FileSystem {
   virtual base::Result<std::unique_ptr<Body>> open_body(const std::filesystem::path& path) = 0;
   // Sets a file's modification (and access) time, in seconds since the epoch.
   virtual base::Result<void> set_mtime(const std::filesystem::path& path, std::int64_t seconds) = 0;
+  // Creates the file `to` holding `bytes`, dated `mtime_seconds`, durable
+  // before it has a name: an unnamed file in `to`'s directory (O_TMPFILE) is
+  // written, dated and fsynced, then linked as `to`. No reader ever sees it
+  // partly written, and its fsync has no new directory entry to write too
+  // (a file created in tmp/ has, on ext4 without a journal). The name is
+  // not durable until the directory is fsynced. Returns false, having done
+  // nothing, when the filesystem offers no unnamed files or no way to link
+  // one (the caller then writes through tmp/); kExists if `to` exists. On
+  // an error nothing is left behind: an unlinked unnamed file goes with its
+  // descriptor.
+  virtual base::Result<bool> write_unnamed(const std::filesystem::path& to, std::string_view bytes,
+                                           std::int64_t mtime_seconds) = 0;
 };
 
-// The POSIX implementation. Stateless, so thread-safe.
+// The POSIX implementation. Thread-safe.
 MaildirFs& real_maildir_fs();
 
 // Removes every file of `paths` through fs.remove(), several at once when
@@ -105,6 +118,10 @@ class ForwardingMaildirFs : public MaildirFs {
   }
   base::Result<void> set_mtime(const std::filesystem::path& path, std::int64_t seconds) override {
     return target_.set_mtime(path, seconds);
+  }
+  base::Result<bool> write_unnamed(const std::filesystem::path& to, std::string_view bytes,
+                                   std::int64_t mtime_seconds) override {
+    return target_.write_unnamed(to, bytes, mtime_seconds);
   }
 
  protected:

@@ -80,5 +80,38 @@ TEST(RemoveFiles, AnExceptionReachesTheCallerAfterTheWorkersStop) {
   EXPECT_TRUE(std::filesystem::exists(paths[kParallelRemoveMin]));
 }
 
+TEST(WriteUnnamed, CreatesTheWholeFileDatedOrSaysItCannot) {
+  TempDir tmp;
+  MaildirFs& fs = real_maildir_fs();
+  const std::filesystem::path to = tmp.path() / "msg";
+  const std::string bytes = "Subject: x\r\n\r\n" + std::string(100000, 'y') + "\r\n";
+  auto written = fs.write_unnamed(to, bytes, 1500000000);
+  ASSERT_TRUE(written) << written.error().message;
+  if (!*written) {
+    // No unnamed files here: nothing may have been made.
+    EXPECT_TRUE(std::filesystem::is_empty(tmp.path()));
+    return;
+  }
+  EXPECT_EQ(testing::read_file(to), bytes);
+  auto info = fs.stat(to);
+  ASSERT_TRUE(info);
+  EXPECT_EQ(info->mtime_ns, 1500000000LL * 1000000000LL);
+  EXPECT_EQ(info->mode & 077, 0u);  // 0600 before the umask: never for others
+  // An existing name is never replaced, and nothing else appears.
+  auto again = fs.write_unnamed(to, "other", 1);
+  ASSERT_FALSE(again);
+  EXPECT_EQ(again.error().code, base::MailError::kExists);
+  EXPECT_EQ(testing::read_file(to), bytes);
+  std::size_t entries = 0;
+  for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator(tmp.path())) {
+    ++entries;
+  }
+  EXPECT_EQ(entries, 1u);
+  // A directory that does not exist is an error, not a fallback.
+  auto missing = fs.write_unnamed(tmp.path() / "none" / "msg", bytes, 1);
+  ASSERT_FALSE(missing);
+  EXPECT_EQ(missing.error().code, base::MailError::kNotFound);
+}
+
 }  // namespace
 }  // namespace peregrine::store::maildir

@@ -343,6 +343,23 @@ std::string MaildirUserStore::new_base_name(std::uint64_t size) {
                         counter.fetch_add(1, std::memory_order_relaxed), options_.host_name, size);
 }
 
+Result<void> MaildirUserStore::create_message_file(const std::filesystem::path& dir,
+                                                   std::string_view base_name,
+                                                   const std::filesystem::path& cur_path,
+                                                   std::string_view bytes,
+                                                   std::int64_t mtime_seconds) {
+  // An unnamed file linked into cur/ once durable, where the filesystem has
+  // them; else through tmp/ (the Maildir way) and a rename.
+  auto linked = fs_.write_unnamed(cur_path, bytes, mtime_seconds);
+  if (!linked) {
+    return std::unexpected(linked.error());
+  }
+  if (*linked) {
+    return {};
+  }
+  return write_message_file(dir, base_name, cur_path, bytes, mtime_seconds);
+}
+
 Result<void> MaildirUserStore::write_message_file(const std::filesystem::path& dir,
                                                   std::string_view base_name,
                                                   const std::filesystem::path& cur_path,
@@ -357,15 +374,16 @@ Result<void> MaildirUserStore::write_message_file(const std::filesystem::path& d
     if (auto r = (*file)->append(bytes); !r) {
       return r;
     }
+    // The file's date is the internal date, so that a file adopted after a
+    // crash (before the index commit) keeps it: set before the fsync, which
+    // then makes it durable with the bytes, before the name in cur/ is.
+    if (auto r = fs_.set_mtime(tmp, mtime_seconds); !r) {
+      return r;
+    }
     if (auto r = (*file)->sync(); !r) {
       return r;
     }
     if (auto r = (*file)->close(); !r) {
-      return r;
-    }
-    // The file's date is the internal date, so that a file adopted after a
-    // crash (before the index commit) keeps it.
-    if (auto r = fs_.set_mtime(tmp, mtime_seconds); !r) {
       return r;
     }
     return fs_.rename(tmp, cur_path);

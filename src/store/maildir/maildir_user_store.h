@@ -109,12 +109,20 @@ class MaildirUserStore final : public UserStore {
   base::Result<void> record_uidvalidity(std::uint32_t value);
   // A base name no other file of this process or host has.
   std::string new_base_name(std::uint64_t size);
-  // Writes `bytes` to tmp/ of `dir`, fsyncs it, dates it, and renames it to
-  // `cur_path`. Nothing is left behind on failure.
+  // Writes `bytes` to tmp/ of `dir`, dates it, fsyncs it, and renames it to
+  // `cur_path` (replacing a file of that name). Nothing is left behind on
+  // failure.
   base::Result<void> write_message_file(const std::filesystem::path& dir,
                                         std::string_view base_name,
                                         const std::filesystem::path& cur_path,
                                         std::string_view bytes, std::int64_t mtime_seconds);
+  // The same for a name no file has yet (a new message's): an unnamed file
+  // linked in place (MaildirFs::write_unnamed) where the filesystem has
+  // them, else write_message_file().
+  base::Result<void> create_message_file(const std::filesystem::path& dir,
+                                         std::string_view base_name,
+                                         const std::filesystem::path& cur_path,
+                                         std::string_view bytes, std::int64_t mtime_seconds);
 
   // ---- messages.cc ----
   // After an append committed but its directory fsync failed: removes its

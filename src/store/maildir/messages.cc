@@ -46,14 +46,15 @@ struct WaitOnExit {
 
 // How an append overlaps its waits (docs/formats/maildir-store.md, "Writes"):
 //
-//   sync thread:  write tmp/ files, fsync each, rename into cur/ -> fsync cur/
-//   the strand:   parse, stage the rows (FTS) -> wait for the renames -> COMMIT
+//   sync thread:  write each file (unnamed, or in tmp/), fsync it, name it in
+//                 cur/ (link, or rename) -> fsync cur/
+//   the strand:   parse, stage the rows (FTS) -> wait for the names -> COMMIT
 //                 (fdatasync) -> wait for the fsync of cur/ -> return
 //
-// The one order kept is each file's fsync before its rename, and every
-// rename before the commit starts: so a name in cur/ never points at lost
-// bytes, and no other reader of the Maildir meets a row whose file is not
-// there yet. The directory fsync and the commit run at the same time; the
+// The one order kept is each file's fsync before its name in cur/ (link or
+// rename), and every name before the commit starts: so a name in cur/ never
+// points at lost bytes, and no other reader of the Maildir meets a row whose
+// file is not there yet. The directory fsync and the commit run at the same time; the
 // call returns (and the caller replies) only when both are done. A crash
 // between them leaves either a row whose file's name was lost (the commit
 // also marked cur/ for a rescan, which expunges the row; uidnext, committed,
@@ -122,8 +123,8 @@ Result<AppendResult> MaildirUserStore::append(std::string_view mailbox,
   auto files = sync_threads().run([&]() -> Result<void> {
     try {
       for (const Prepared& p : prepared) {
-        if (auto r = write_message_file(dir, p.row.base_name, p.target, p.bytes,
-                                        p.row.meta.internal_date.seconds);
+        if (auto r = create_message_file(dir, p.row.base_name, p.target, p.bytes,
+                                         p.row.meta.internal_date.seconds);
             !r) {
           renamed_promise.set_value(r);
           return r;

@@ -1,0 +1,111 @@
+#!/usr/bin/env bash
+# What one LMTP delivery costs Peregrine, in counts that do not depend on the
+# machine's load (docs/benchmarks.md, "LMTP delivery", "Per delivery"):
+# CPU time (user and system), context switches and syscalls per message,
+# measured on the running server while bench/lmtpload delivers.
+#
+#   bench/lmtp-profile.sh [BIN ...]     (default: build/release/src/app/peregrine)
+#   CLIENTS="1 10"  MESSAGES=200 (per run: split over the clients)
+#   FTS=true|false  ([search] fts of the server)
+#   MODE=perf|strace|rate   perf stat, strace -f -c, or just the rate
+#   WORK=/tmp/peregrine-lmtp-profile  PORT_BASE=29100
+#
+# Each run starts the server on an empty data directory, delivers one
+# untimed warm-up message to each of 10 users, attaches the counter, then
+# delivers MESSAGES messages (seed-11 messages of bench/gen_mail.py) and
+# prints one line per run: CPU and switches or the syscalls per
+# delivery. Several BINs are run in turn (A/B). Not part of CI.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+work="${WORK:-/tmp/peregrine-lmtp-profile}"
+port_base="${PORT_BASE:-29100}"
+clients_list="${CLIENTS:-1 10}"
+messages="${MESSAGES:-200}"
+fts="${FTS:-true}"
+mode="${MODE:-perf}"
+bins=("$@")
+[[ ${#bins[@]} -gt 0 ]] || bins=("$root/build/release/src/app/peregrine")
+users=(u01 u02 u03 u04 u05 u06 u07 u08 u09 u10)
+user_list=$(IFS=,; echo "${users[*]}")
+p_imap=$((port_base + 1)) p_lmtp=$((port_base + 2))
+
+mkdir -p "$work"
+[[ -x "$work/lmtpload" ]] || g++ -O2 -std=c++20 -pthread bench/lmtpload/lmtpload.cc -o "$work/lmtpload"
+[[ -d "$work/mail" ]] || python3 bench/gen_mail.py --count 300 --seed 11 --out "$work/mail" >/dev/null
+cat >"$work/peregrine.toml" <<TOML
+[server]
+data_dir = "$work/data/current"
+[imap]
+listen = ["127.0.0.1:$p_imap"]
+[lmtp]
+listen = ["127.0.0.1:$p_lmtp"]
+[auth]
+passwd_file = "$work/users"
+[search]
+fts = $fts
+[log]
+level = "warn"
+TOML
+
+. "$root/bench/wait_port.sh"
+
+for clients in $clients_list; do
+  for bin in "${bins[@]}"; do
+    : >"$work/users"
+    for u in "${users[@]}"; do
+      "$bin" user add --config "$work/peregrine.toml" "$u" --password pw --scheme PLAIN
+    done
+    # A new directory per run, all removed at the end: ext4 without a
+    # journal does not reuse an inode freed in the last minute, and skipping
+    # many of them makes every file creation dearer (docs/benchmarks.md).
+    run_id=$((${run_id:-0} + 1))
+    [[ -e "$work/data/current" ]] && mv "$work/data/current" "$work/data/old.$run_id.$$"
+    mkdir -p "$work/data"
+    "$bin" serve --config "$work/peregrine.toml" >>"$work/log" 2>&1 &
+    pid=$!
+    wait_port "$p_lmtp"
+    "$work/lmtpload" --port "$p_lmtp" --dir "$work/mail" --users "$user_list" \
+      --clients 10 --messages 1 >/dev/null
+    per_client=$((messages / clients))
+    total=$((per_client * clients))
+    case "$mode" in
+      perf)
+        perf stat -x, -e task-clock,context-switches,block:block_rq_issue -p "$pid" \
+          -o "$work/counters" &
+        counter=$!
+        ;;
+      strace)
+        strace -f -c -o "$work/counters" -p "$pid" 2>/dev/null &
+        counter=$!
+        ;;
+      *) counter= ;;
+    esac
+    sleep 1
+    read -r -a before < <(cut -d' ' -f14,15 "/proc/$pid/stat")
+    out=$("$work/lmtpload" --port "$p_lmtp" --dir "$work/mail" --users "$user_list" \
+      --clients "$clients" --messages "$per_client")
+    read -r -a after < <(cut -d' ' -f14,15 "/proc/$pid/stat")
+    if [[ -n $counter ]]; then
+      kill -INT "$counter"
+      wait "$counter" 2>/dev/null || true
+    fi
+    kill "$pid"
+    wait "$pid" 2>/dev/null || true
+    echo "bin=$bin clients=$clients fts=$fts uptime=\"$(uptime | sed 's/.*average: //')\" $out"
+    tick=$(getconf CLK_TCK)
+    awk -v u=$((after[0] - before[0])) -v s=$((after[1] - before[1])) -v t="$tick" -v n="$total" \
+      'BEGIN { printf "  CPU per delivery: user %.2f ms, system %.2f ms\n", u / t * 1000 / n, s / t * 1000 / n }'
+    case "$mode" in
+      perf)
+        awk -F, -v n="$total" '$3 ~ /task-clock|context-switches|block_rq_issue/ {
+          printf "  %s per delivery: %.2f\n", $3, $1 / n }' "$work/counters"
+        ;;
+      strace)
+        awk -v n="$total" '$1 ~ /^[0-9.]+$/ && NF >= 5 {
+          printf "  %-16s %7.2f per delivery\n", $NF, $4 / n }' "$work/counters"
+        ;;
+    esac
+  done
+done
+rm -rf "$work/data"
