@@ -20,7 +20,9 @@
 #include <sqlite3.h>
 
 #include <algorithm>
+#include <array>
 #include <cstring>
+#include <unordered_set>
 
 #include "store/maildir/index.h"
 #include "store/maildir/sql_util.h"
@@ -59,13 +61,73 @@ const std::vector<IndexedTerm>* unpacked(std::string_view packed) {
   return &cache.terms;
 }
 
+// The record Index::insert_search_text is inserting, so that the calls of
+// peregrine_search_column the insert trigger makes take its terms, and the
+// column texts made from them at the first call, instead of decoding the
+// stored bytes again.
+struct Feeding {
+  std::string_view packed;
+  const std::vector<IndexedTerm>* terms = nullptr;
+  std::array<std::string, kTermColumns> columns;
+  bool built = false;
+};
+thread_local Feeding feeding;
+
+// Sets `feeding` for the life of one insert statement.
+class FeedingScope {
+ public:
+  explicit FeedingScope(const TermRecord& record) {
+    feeding.packed = record.packed;
+    feeding.terms = &record.terms;
+    feeding.built = false;
+  }
+  ~FeedingScope() {
+    feeding.terms = nullptr;
+    feeding.packed = {};
+  }
+  FeedingScope(const FeedingScope&) = delete;
+  FeedingScope& operator=(const FeedingScope&) = delete;
+};
+
+// Column n's text of the record being fed (every column made in one pass
+// over the terms, as column_terms makes each).
+const std::string& fed_column(int n) {
+  if (!feeding.built) {
+    for (std::string& c : feeding.columns) {
+      c.clear();
+    }
+    for (const IndexedTerm& t : *feeding.terms) {
+      for (int k = 0; k < kTermColumns; ++k) {
+        if (t.columns & (1u << k)) {
+          std::string& c = feeding.columns[k];
+          if (!c.empty()) {
+            c += ' ';
+          }
+          c += t.text;
+        }
+      }
+    }
+    feeding.built = true;
+  }
+  return feeding.columns[n];
+}
+
 void search_column_fn(sqlite3_context* ctx, int, sqlite3_value** argv) {
   const void* data = sqlite3_value_blob(argv[0]);
   int size = sqlite3_value_bytes(argv[0]);
   int column = sqlite3_value_int(argv[1]);
   std::string_view packed(static_cast<const char*>(data), data == nullptr ? 0 : size);
+  if (column < 0 || column >= kTermColumns) {
+    sqlite3_result_error(ctx, "corrupt term record", -1);
+    return;
+  }
+  if (feeding.terms != nullptr && packed == feeding.packed) {
+    const std::string& out = fed_column(column);
+    sqlite3_result_text64(ctx, out.data(), out.size(), SQLITE_TRANSIENT, SQLITE_UTF8);
+    return;
+  }
   const std::vector<IndexedTerm>* terms = unpacked(packed);
-  if (terms == nullptr || column < 0 || column >= kTermColumns) {
+  if (terms == nullptr) {
     sqlite3_result_error(ctx, "corrupt term record", -1);
     return;
   }
@@ -218,6 +280,18 @@ Result<void> insert_terms(Database& db, const std::vector<std::string>& terms) {
   return {};
 }
 
+// The vocabulary's terms whose hashes are among n parameters.
+std::string probe_sql(std::size_t n) {
+  std::string text =
+      "SELECT t.term FROM search_term_hashes h JOIN search_terms t ON t.id = h.id "
+      "WHERE h.hash IN (?1";
+  for (std::size_t i = 2; i <= n; ++i) {
+    text += ", ?" + std::to_string(i);
+  }
+  text += ")";
+  return text;
+}
+
 // Fills the vocabulary with every term of the word index (after a rebuild).
 Result<void> fill_terms(Database& db) {
   return db.exec(
@@ -236,11 +310,7 @@ void Index::forget_known_terms() {
   known_.bytes = 0;
 }
 
-Result<void> Index::add_terms(std::string_view packed) {
-  const std::vector<IndexedTerm>* terms = unpacked(packed);
-  if (terms == nullptr) {
-    return base::fail(base::MailError::kInternal, "index: corrupt term record");
-  }
+Result<void> Index::add_terms(const std::vector<IndexedTerm>& terms) {
   auto version = db_->data_version();
   if (!version) {
     return std::unexpected(version.error());
@@ -249,32 +319,45 @@ Result<void> Index::add_terms(std::string_view packed) {
     forget_known_terms();
     known_.data_version = *version;
   }
+  std::vector<const std::string*> unknown;  // not in known_: probed
+  for (const IndexedTerm& indexed : terms) {
+    if (!known_.terms.contains(indexed.text)) {
+      unknown.push_back(&indexed.text);
+    }
+  }
   std::vector<std::string> fresh;  // terms the vocabulary lacks
-  for (const IndexedTerm& indexed : *terms) {
-    const std::string& term = indexed.text;
-    if (known_.terms.contains(term)) {
-      continue;
+  std::unordered_set<std::string> present;
+  for (std::size_t at = 0; at < unknown.size(); at += kTermsPerInsert) {
+    const std::size_t n = std::min(kTermsPerInsert, unknown.size() - at);
+    // The vocabulary's terms with the hashes of these (rarely more than
+    // one a hash), compared in full below. The statement takes a power of
+    // two of hashes (the last one repeated), so that few are prepared.
+    std::size_t slots = 1;
+    while (slots < n) {
+      slots *= 2;
     }
-    // The terms of the vocabulary with the same hash (rarely more than
-    // one), compared in full.
-    bool present = false;
-    auto same_hash = collect<std::string>(
-        *db_,
-        "SELECT t.term FROM search_term_hashes h JOIN search_terms t ON t.id = h.id "
-        "WHERE h.hash = ?1",
-        [&](Statement& s) { s.bind(1, term_hash(term)); },
-        [](const Statement& s) { return std::string(s.column_text(0)); });
-    if (!same_hash) {
-      return std::unexpected(same_hash.error());
+    present.clear();
+    if (auto r = each_row(
+            *db_, probe_sql(slots),
+            [&](Statement& s) {
+              for (std::size_t i = 0; i < slots; ++i) {
+                s.bind(static_cast<int>(i + 1), term_hash(*unknown[at + std::min(i, n - 1)]));
+              }
+            },
+            [&](const Statement& s) {
+              present.emplace(s.column_text(0));
+              return true;
+            });
+        !r) {
+      return r;
     }
-    for (const std::string& known : *same_hash) {
-      present = present || known == term;
-    }
-    if (present) {
-      known_.bytes += term.size() + 32;
-      known_.terms.insert(term);
-    } else {
-      fresh.push_back(term);
+    for (std::size_t i = at; i < at + n; ++i) {
+      if (present.contains(*unknown[i])) {
+        known_.bytes += unknown[i]->size() + 32;
+        known_.terms.insert(*unknown[i]);
+      } else {
+        fresh.push_back(*unknown[i]);
+      }
     }
   }
   if (auto r = insert_terms(*db_, fresh); !r) {
@@ -282,22 +365,23 @@ Result<void> Index::add_terms(std::string_view packed) {
   }
   for (std::string& term : fresh) {
     known_.bytes += term.size() + 32;
-    known_.terms.insert(term);
+    known_.terms.insert(std::move(term));
   }
   return {};
 }
 
-Result<void> Index::insert_search_text(std::int64_t mailbox_id, Uid uid, std::string_view packed) {
+Result<void> Index::insert_search_text(std::int64_t mailbox_id, Uid uid, const TermRecord& record) {
   if (auto r = delete_search_text(*db_, mailbox_id, uid); !r) {
     return r;
   }
-  if (auto r = add_terms(packed); !r) {
+  if (auto r = add_terms(record.terms); !r) {
     return r;
   }
+  FeedingScope feed(record);
   return run(*db_,
              sql("INSERT INTO search_docs (id, mailbox_id, uid, terms) VALUES (", kNextDocId,
                  ", ?1, ?2, ?3)"),
-             [&](Statement& s) { s.bind(1, mailbox_id).bind(2, uid).bind_blob(3, packed); });
+             [&](Statement& s) { s.bind(1, mailbox_id).bind(2, uid).bind_blob(3, record.packed); });
 }
 
 Result<void> Index::copy_search_text(std::int64_t from_mailbox, Uid from_uid,

@@ -363,8 +363,11 @@ class IndexTest : public ::testing::Test {
     row.file_name = row.base_name + ":2,";
     mime::SearchText text;
     text.body = body;
+    TermRecord record;
+    record.terms = index_terms(text);
+    record.packed = pack_terms(record.terms);
     return index_->insert_message(box, row, std::nullopt) &&
-           index_->insert_search_text(box, uid, pack_terms(index_terms(text)));
+           index_->insert_search_text(box, uid, record);
   }
 
   // The INBOX messages whose body holds `needle`, which must be exact.
