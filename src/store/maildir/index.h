@@ -27,7 +27,7 @@
 
 namespace peregrine::store::maildir {
 
-inline constexpr int kIndexSchemaVersion = 5;
+inline constexpr int kIndexSchemaVersion = 6;
 
 struct MailboxRow {
   std::int64_t id = 0;
@@ -157,6 +157,10 @@ class Index {
   // Deleted texts each append unindexes in its transaction, so the purge
   // keeps up with expunges without a long step anywhere.
   static constexpr std::size_t kPurgePerAppend = 8;
+  // New vocabulary terms that wait before the append that adds them indexes
+  // them all by trigram (search_terms_indexed; queries read the waiting
+  // ones from search_terms).
+  static constexpr std::size_t kUnindexedTerms = 1024;
   // Drops every term record, the word index and the vocabulary (before a
   // full rebuild).
   base::Result<void> clear_search_index();

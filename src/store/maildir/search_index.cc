@@ -5,7 +5,9 @@
 // text); and the vocabulary (search_terms: every term ever indexed), with a
 // trigram index over it (search_terms_fts), so that a word fragment resolves
 // to the terms holding it and the documents holding those terms are exactly
-// the documents holding the fragment: no text is read.
+// the documents holding the fragment: no text is read. The newest terms
+// (fewer than Index::kUnindexedTerms) wait outside the trigram index, and
+// queries read them from the vocabulary itself.
 //
 // A trigger indexes every inserted record in the inserting transaction; the
 // inserting code adds the record's new terms to the vocabulary. A deleted
@@ -208,10 +210,16 @@ std::string create_fts_sql() {
       "CREATE TABLE IF NOT EXISTS search_term_hashes (hash INTEGER NOT NULL, id INTEGER NOT "
       "NULL, PRIMARY KEY (hash, id)) WITHOUT ROWID;\n"
       "CREATE TRIGGER IF NOT EXISTS search_terms_insert AFTER INSERT ON search_terms BEGIN\n"
-      "  INSERT INTO search_terms_fts (rowid, term) VALUES (new.id, new.term);\n"
       "  INSERT INTO search_term_hashes (hash, id) VALUES (peregrine_term_hash(new.term), "
       "new.id);\n"
-      "END;\n";
+      "END;\n"
+      // The terms of ids up to `upto` are in search_terms_fts; newer ones
+      // wait to be indexed a batch at a time (index_unindexed_terms), and
+      // queries read them from search_terms. Created with every term
+      // indexed: a schema 5 trigger indexed each term as it came.
+      "CREATE TABLE IF NOT EXISTS search_terms_indexed (upto INTEGER NOT NULL);\n"
+      "INSERT INTO search_terms_indexed (upto) SELECT (SELECT coalesce(max(id), 0) FROM "
+      "search_terms) WHERE NOT EXISTS (SELECT 1 FROM search_terms_indexed);\n";
   return out;
 }
 
@@ -223,6 +231,7 @@ DROP TABLE IF EXISTS search_fts;
 DROP TABLE IF EXISTS search_terms_fts;
 DROP TABLE IF EXISTS search_terms;
 DROP TABLE IF EXISTS search_term_hashes;
+DROP TABLE IF EXISTS search_terms_indexed;
 )sql";
 
 }  // namespace
@@ -292,12 +301,32 @@ std::string probe_sql(std::size_t n) {
   return text;
 }
 
+// Indexes by trigram the vocabulary's terms search_terms_fts lacks, in one
+// statement: FTS5 writes them as one segment when it ends.
+Result<void> index_unindexed_terms(Database& db) {
+  if (auto r = run(db,
+                   "INSERT INTO search_terms_fts (rowid, term) SELECT id, term FROM search_terms "
+                   "WHERE id > (SELECT upto FROM search_terms_indexed)",
+                   [](Statement&) {});
+      !r) {
+    return r;
+  }
+  return run(db,
+             "UPDATE search_terms_indexed SET upto = (SELECT coalesce(max(id), 0) FROM "
+             "search_terms)",
+             [](Statement&) {});
+}
+
 // Fills the vocabulary with every term of the word index (after a rebuild).
 Result<void> fill_terms(Database& db) {
-  return db.exec(
-      "CREATE VIRTUAL TABLE temp.search_fts_vocab USING fts5vocab(main, search_fts, row);\n"
-      "INSERT INTO search_terms (term) SELECT term FROM temp.search_fts_vocab;\n"
-      "DROP TABLE temp.search_fts_vocab;");
+  if (auto r = db.exec(
+          "CREATE VIRTUAL TABLE temp.search_fts_vocab USING fts5vocab(main, search_fts, row);\n"
+          "INSERT INTO search_terms (term) SELECT term FROM temp.search_fts_vocab;\n"
+          "DROP TABLE temp.search_fts_vocab;");
+      !r) {
+    return r;
+  }
+  return index_unindexed_terms(db);
 }
 
 }  // namespace
@@ -362,6 +391,22 @@ Result<void> Index::add_terms(const std::vector<IndexedTerm>& terms) {
   }
   if (auto r = insert_terms(*db_, fresh); !r) {
     return r;
+  }
+  if (!fresh.empty()) {
+    // FTS5 writes a segment (and merges older ones) whenever a statement
+    // that fed it ends: indexing the new terms by trigram a batch at a time
+    // costs a fraction of doing it in every append.
+    auto waiting = query_int(*db_,
+                             "SELECT (SELECT coalesce(max(id), 0) FROM search_terms) - upto "
+                             "FROM search_terms_indexed");
+    if (!waiting) {
+      return std::unexpected(waiting.error());
+    }
+    if (*waiting >= static_cast<std::int64_t>(kUnindexedTerms)) {
+      if (auto r = index_unindexed_terms(*db_); !r) {
+        return r;
+      }
+    }
   }
   for (std::string& term : fresh) {
     known_.bytes += term.size() + 32;
@@ -643,11 +688,11 @@ Result<bool> Index::search_fts_healthy() {
   auto exists = query_int(
       *db_,
       "SELECT count(*) FROM sqlite_schema WHERE name IN ('search_fts', 'search_fts_docsize', "
-      "'search_terms', 'search_terms_fts', 'search_term_hashes')");
+      "'search_terms', 'search_terms_fts', 'search_term_hashes', 'search_terms_indexed')");
   if (!exists) {
     return std::unexpected(exists.error());
   }
-  if (*exists != 5) {
+  if (*exists != 6) {
     return false;
   }
   auto same = query_int(*db_,

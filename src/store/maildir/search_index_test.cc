@@ -407,6 +407,61 @@ TEST_F(IndexTest, CapitalsInFoldedTextStayDistinct) {
   EXPECT_TRUE(healthy && *healthy);
 }
 
+// New vocabulary terms are indexed by trigram a batch at a time: a fragment
+// finds its terms whether they wait outside the trigram index or are in it,
+// across the batch's boundary, after a rebuild and after a reopen.
+TEST_F(IndexTest, TermsAreFoundBeforeAndAfterTheirTrigramBatch) {
+  // Message n holds the terms "kw<n>x<k>" (k < 100) and "shared".
+  auto body = [](Uid n) {
+    std::string out = "shared";
+    for (int k = 0; k < 100; ++k) {
+      out += " kw" + std::to_string(n) + "x" + std::to_string(k);
+    }
+    return out;
+  };
+  const Uid messages = static_cast<Uid>(Index::kUnindexedTerms / 100 * 2 + 3);
+  for (Uid n = 1; n <= messages; ++n) {
+    ASSERT_TRUE(add(inbox_, n, body(n)));
+    // The first term of the first message, this message's, and one of a
+    // message at least one batch back.
+    EXPECT_EQ(ask("w1x0"), (std::vector<Uid>{1}));
+    EXPECT_EQ(ask("w" + std::to_string(n) + "x99"), (std::vector<Uid>{n}));
+    EXPECT_EQ(ask("w" + std::to_string((n + 1) / 2) + "x5"), (std::vector<Uid>{(n + 1) / 2}));
+  }
+  std::vector<Uid> all(messages);
+  for (Uid n = 1; n <= messages; ++n) {
+    all[n - 1] = n;
+  }
+  EXPECT_EQ(ask("hare"), all);
+  // The batches went into the trigram index, the rest waits.
+  // Read by a connection of its own (the index's commits are visible to it).
+  auto count = [&](const char* text) {
+    sqlite3* db = nullptr;
+    std::int64_t n = -1;
+    sqlite3_stmt* stmt = nullptr;
+    if (sqlite3_open((tmp_.path() / "index.sqlite").c_str(), &db) == SQLITE_OK &&
+        sqlite3_prepare_v2(db, text, -1, &stmt, nullptr) == SQLITE_OK &&
+        sqlite3_step(stmt) == SQLITE_ROW) {
+      n = sqlite3_column_int64(stmt, 0);
+    }
+    sqlite3_finalize(stmt);
+    sqlite3_close(db);
+    return n;
+  };
+  const std::int64_t terms = count("SELECT count(*) FROM search_terms");
+  const std::int64_t upto = count("SELECT upto FROM search_terms_indexed");
+  EXPECT_EQ(terms, static_cast<std::int64_t>(messages) * 100 + 1);
+  EXPECT_GE(upto, static_cast<std::int64_t>(Index::kUnindexedTerms));
+  EXPECT_LT(terms - upto, static_cast<std::int64_t>(Index::kUnindexedTerms));
+  ASSERT_TRUE(index_->rebuild_search_fts());
+  EXPECT_EQ(count("SELECT upto FROM search_terms_indexed"),
+            count("SELECT max(id) FROM search_terms"));
+  EXPECT_EQ(ask("w" + std::to_string(messages) + "x42"), (std::vector<Uid>{messages}));
+  EXPECT_EQ(ask("w1x0"), (std::vector<Uid>{1}));
+  auto healthy = index_->search_fts_healthy();
+  EXPECT_TRUE(healthy && *healthy);
+}
+
 // Many hits are mapped to UIDs by a scan of the mailbox's documents merged
 // with the hits, few by a lookup each: both give the mailbox's live ones.
 TEST_F(IndexTest, ManyAndFewHitsMapToTheMailboxsUids) {
