@@ -264,18 +264,30 @@ Result<void> delete_search_text(Database& db, std::int64_t mailbox_id, Uid uid) 
 // Terms added to the vocabulary by one statement at most.
 constexpr std::size_t kTermsPerInsert = 64;
 
-// Adds `terms` to the vocabulary, up to kTermsPerInsert a statement. Each
-// statement that fires the trigger into search_terms_fts makes FTS5 write
-// its pending terms out as a new segment when the statement ends (its
-// savepoint is released), so a statement per term would write a segment per
-// term, and merging them would cost more than the rest of an append.
+// The smallest power of two >= n (n >= 1): statements that take a batch of
+// terms take this many parameters, so that a connection prepares a few
+// shapes rather than one per batch size.
+std::size_t batch_slots(std::size_t n) {
+  std::size_t slots = 1;
+  while (slots < n) {
+    slots *= 2;
+  }
+  return slots;
+}
+
+// Adds `terms` to the vocabulary, up to kTermsPerInsert a statement (the
+// parameters past the terms stay NULL and are left out). Each statement
+// ends with FTS5 writing what it was fed, so a statement per term would
+// cost far more than the inserts.
 Result<void> insert_terms(Database& db, const std::vector<std::string>& terms) {
   for (std::size_t at = 0; at < terms.size(); at += kTermsPerInsert) {
     const std::size_t n = std::min(kTermsPerInsert, terms.size() - at);
-    std::string text = "INSERT INTO search_terms (term) VALUES (?1)";
-    for (std::size_t i = 2; i <= n; ++i) {
+    const std::size_t slots = batch_slots(n);
+    std::string text = "INSERT INTO search_terms (term) SELECT column1 FROM (VALUES (?1)";
+    for (std::size_t i = 2; i <= slots; ++i) {
       text += ", (?" + std::to_string(i) + ")";
     }
+    text += ") WHERE column1 IS NOT NULL";
     if (auto r = run(db, text,
                      [&](Statement& s) {
                        for (std::size_t i = 0; i < n; ++i) {
@@ -359,12 +371,9 @@ Result<void> Index::add_terms(const std::vector<IndexedTerm>& terms) {
   for (std::size_t at = 0; at < unknown.size(); at += kTermsPerInsert) {
     const std::size_t n = std::min(kTermsPerInsert, unknown.size() - at);
     // The vocabulary's terms with the hashes of these (rarely more than
-    // one a hash), compared in full below. The statement takes a power of
-    // two of hashes (the last one repeated), so that few are prepared.
-    std::size_t slots = 1;
-    while (slots < n) {
-      slots *= 2;
-    }
+    // one a hash), compared in full below. The statement's parameters past
+    // the batch repeat its last hash.
+    const std::size_t slots = batch_slots(n);
     present.clear();
     if (auto r = each_row(
             *db_, probe_sql(slots),
