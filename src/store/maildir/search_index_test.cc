@@ -297,6 +297,37 @@ const std::string kFoldedMessage =
     "Stra\xC3\x9F"
     "e bei Chlo\xC3\xA9\r\n--b--\r\n";
 
+// A schema 5 index (the insert trigger indexed each vocabulary term by
+// trigram) keeps its records and terms; the upgrade counts every present
+// term as indexed and new terms then wait for their batch.
+TEST_F(SearchIndexTest, Schema5VocabularyIsKeptOnUpgrade) {
+  Uid first = append("INBOX", message("Quarterly zyxwvut", "budget\r\n"));
+  user_.reset();
+  exec(db(),
+       "DROP TABLE search_terms_indexed; DROP TRIGGER search_terms_insert; "
+       "CREATE TRIGGER search_terms_insert AFTER INSERT ON search_terms BEGIN "
+       "INSERT INTO search_terms_fts (rowid, term) VALUES (new.id, new.term); "
+       "INSERT INTO search_term_hashes (hash, id) VALUES (peregrine_term_hash(new.term), new.id); "
+       "END; PRAGMA user_version = 5;");
+  const std::int64_t terms = scalar(db(), "SELECT count(*) FROM search_terms");
+  reopen();
+  EXPECT_EQ(scalar(db(), "PRAGMA user_version"), kIndexSchemaVersion);
+  EXPECT_EQ(scalar(db(), "SELECT upto FROM search_terms_indexed"), terms);
+  EXPECT_EQ(scalar(db(),
+                   "SELECT count(*) FROM sqlite_schema WHERE name = 'search_terms_insert' AND "
+                   "sql LIKE '%search_terms_fts%'"),
+            0);
+  expect_in_step(1);
+  EXPECT_EQ(candidates("INBOX", kTextSubject, {"yxwv"}), std::vector<Uid>{first});
+  Uid second = append("INBOX", message("Plan qponmlk", "budget\r\n"));
+  EXPECT_EQ(scalar(db(),
+                   "SELECT count(*) FROM search_terms_fts WHERE search_terms_fts MATCH "
+                   "'\"pon\"'"),
+            0);  // waiting for its batch
+  EXPECT_EQ(candidates("INBOX", kTextSubject, {"ponml"}), std::vector<Uid>{second});
+  EXPECT_EQ(candidates("INBOX", kTextBody, {"udge"}), (std::vector<Uid>{first, second}));
+}
+
 TEST_F(SearchIndexTest, Schema4TextsBecomeTermRecordsFromTheFilesOnUpgrade) {
   Uid uid = append("INBOX", kFoldedMessage);
   user_.reset();
