@@ -1,11 +1,14 @@
 // libFuzzer target for the word index's tokenizer and needle splitter
-// (src/store/maildir/text_tokens.h). Invariants: every token is a non-empty
-// run of lower-case token bytes no longer than FTS5 keeps, and each lies in
-// the input (A-Z folded); the distinct tokens are sorted and unique; a
+// (src/store/maildir/text_tokens.h) and the record's terms (index_terms,
+// term_record.h). Invariants: every token is a non-empty run of lower-case
+// token bytes no longer than FTS5 keeps, and each lies in the input (A-Z
+// folded); a record's terms are sorted and unique, and are the tokens of
+// the input with its capitals encoded; a
 // needle's pieces are its runs of token bytes in order, and a piece starts
 // (ends) a token exactly when a separator precedes (follows) it; an FTS5
 // string round-trips; encoding capitals keeps the number of tokens. See tests/fuzz/README.md.
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -15,6 +18,7 @@
 #include <vector>
 
 #include "base/ascii.h"
+#include "store/maildir/term_record.h"
 #include "store/maildir/text_tokens.h"
 
 namespace peregrine::store::maildir {
@@ -40,10 +44,23 @@ void run(std::string_view input) {
     check(at != std::string::npos, "token in input");
     from = at + token.size();
   });
-  auto distinct = distinct_tokens({input});
-  for (std::size_t i = 1; i < distinct.size(); ++i) {
-    check(distinct[i - 1] < distinct[i], "distinct tokens sorted and unique");
+  mime::SearchText text;
+  text.body = std::string(input);
+  const std::vector<IndexedTerm> terms = index_terms(text);
+  for (std::size_t i = 1; i < terms.size(); ++i) {
+    check(terms[i - 1].text < terms[i].text, "record terms sorted and unique");
   }
+  std::string encoded_input = encode_capitals(input);
+  std::size_t tokens = 0;
+  for_each_token(encoded_input, scratch, [&](std::string_view token) {
+    ++tokens;
+    auto it = std::lower_bound(
+        terms.begin(), terms.end(), token,
+        [](const IndexedTerm& t, std::string_view v) { return std::string_view(t.text) < v; });
+    check(it != terms.end() && it->text == token && it->columns == (1u << 6),
+          "every token of the encoded input is a record term");
+  });
+  check(terms.size() <= tokens, "no record term but the tokens");
 
   auto pieces = needle_pieces(input);
   std::string joined;

@@ -146,6 +146,13 @@ CREATE TABLE search_purge (
   terms BLOB NOT NULL
 );
 )sql",
+    // 5 -> 6: new vocabulary terms are indexed by trigram a batch at a time
+    // instead of each by the insert trigger. The trigger goes;
+    // Index::create_search_fts creates the new one (hashes only) and
+    // search_terms_indexed, which records every present term as indexed.
+    R"sql(
+DROP TRIGGER IF EXISTS search_terms_insert;
+)sql",
 };
 static_assert(std::size(kMigrations) == kIndexSchemaVersion);
 

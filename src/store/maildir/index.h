@@ -27,7 +27,7 @@
 
 namespace peregrine::store::maildir {
 
-inline constexpr int kIndexSchemaVersion = 5;
+inline constexpr int kIndexSchemaVersion = 6;
 
 struct MailboxRow {
   std::int64_t id = 0;
@@ -131,8 +131,8 @@ class Index {
   base::Result<std::vector<Uid>> uids_from(std::int64_t mailbox_id, Uid first);
 
   // ---- Full-text index (search_index.cc) ----
-  // Stores a message's term record (pack_terms) and indexes it.
-  base::Result<void> insert_search_text(std::int64_t mailbox_id, Uid uid, std::string_view packed);
+  // Stores a message's term record and indexes it.
+  base::Result<void> insert_search_text(std::int64_t mailbox_id, Uid uid, const TermRecord& record);
   // Gives message `to` a copy of the term record of message `from` (copy).
   base::Result<void> copy_search_text(std::int64_t from_mailbox, Uid from_uid,
                                       std::int64_t to_mailbox, Uid to_uid);
@@ -157,6 +157,10 @@ class Index {
   // Deleted texts each append unindexes in its transaction, so the purge
   // keeps up with expunges without a long step anywhere.
   static constexpr std::size_t kPurgePerAppend = 8;
+  // New vocabulary terms that wait before the append that adds them indexes
+  // them all by trigram (search_terms_indexed; queries read the waiting
+  // ones from search_terms).
+  static constexpr std::size_t kUnindexedTerms = 1024;
   // Drops every term record, the word index and the vocabulary (before a
   // full rebuild).
   base::Result<void> clear_search_index();
@@ -179,9 +183,9 @@ class Index {
   // every term record unless `keep_texts`), then creates them empty.
   base::Result<void> recreate_search_fts(bool keep_texts);
 
-  // Adds the terms of a packed record that the vocabulary lacks, skipping
-  // those known_terms_ holds.
-  base::Result<void> add_terms(std::string_view packed);
+  // Adds the terms the vocabulary lacks, skipping those known_ holds and
+  // probing the others a batch a statement.
+  base::Result<void> add_terms(const std::vector<IndexedTerm>& terms);
   void forget_known_terms();
 
   std::unique_ptr<Database> db_;

@@ -201,8 +201,8 @@ class MaildirUserStore final : public UserStore {
 
 // ---- Shared by the .cc files ----
 
-// The term record (term_record.h, packed) of a message's case-folded search text.
-std::string packed_search_text(mime::SearchText text);
+// The term record (term_record.h) of a message's case-folded search text.
+TermRecord packed_search_text(mime::SearchText text);
 
 // Wall-clock time.
 std::int64_t now_micros();

@@ -76,7 +76,7 @@ Result<AppendResult> MaildirUserStore::append(std::string_view mailbox,
     std::string_view bytes;
     std::filesystem::path target;
     std::string record;
-    std::string search_text;  // packed; empty when the full-text index is off
+    TermRecord search_text;  // empty when the full-text index is off
   };
   // Checks first, so that nothing is written for an append that must fail.
   std::vector<Prepared> prepared(messages.size());

@@ -21,9 +21,12 @@ constexpr std::size_t kPurgeBatch = 256;
 
 }  // namespace
 
-std::string packed_search_text(mime::SearchText text) {
+TermRecord packed_search_text(mime::SearchText text) {
   mime::fold_search_text(text);
-  return pack_terms(index_terms(text));
+  TermRecord record;
+  record.terms = index_terms(text);
+  record.packed = pack_terms(record.terms);
+  return record;
 }
 
 Result<std::optional<TextCandidates>> MaildirUserStore::text_candidates(std::string_view mailbox,
@@ -165,7 +168,7 @@ Result<void> MaildirUserStore::index_missing_texts() {
     if (missing->empty()) {
       break;
     }
-    std::vector<std::pair<std::size_t, std::string>> texts;  // (index into missing, packed)
+    std::vector<std::pair<std::size_t, TermRecord>> texts;  // (index into missing, record)
     for (std::size_t i = 0; i < missing->size(); ++i) {
       const auto& [mailbox_id, m] = (*missing)[i];
       std::string name;

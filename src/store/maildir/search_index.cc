@@ -5,7 +5,9 @@
 // text); and the vocabulary (search_terms: every term ever indexed), with a
 // trigram index over it (search_terms_fts), so that a word fragment resolves
 // to the terms holding it and the documents holding those terms are exactly
-// the documents holding the fragment: no text is read.
+// the documents holding the fragment: no text is read. The newest terms
+// (fewer than Index::kUnindexedTerms) wait outside the trigram index, and
+// queries read them from the vocabulary itself.
 //
 // A trigger indexes every inserted record in the inserting transaction; the
 // inserting code adds the record's new terms to the vocabulary. A deleted
@@ -20,7 +22,9 @@
 #include <sqlite3.h>
 
 #include <algorithm>
+#include <array>
 #include <cstring>
+#include <unordered_set>
 
 #include "store/maildir/index.h"
 #include "store/maildir/sql_util.h"
@@ -59,13 +63,73 @@ const std::vector<IndexedTerm>* unpacked(std::string_view packed) {
   return &cache.terms;
 }
 
+// The record Index::insert_search_text is inserting, so that the calls of
+// peregrine_search_column the insert trigger makes take its terms, and the
+// column texts made from them at the first call, instead of decoding the
+// stored bytes again.
+struct Feeding {
+  std::string_view packed;
+  const std::vector<IndexedTerm>* terms = nullptr;
+  std::array<std::string, kTermColumns> columns;
+  bool built = false;
+};
+thread_local Feeding feeding;
+
+// Sets `feeding` for the life of one insert statement.
+class FeedingScope {
+ public:
+  explicit FeedingScope(const TermRecord& record) {
+    feeding.packed = record.packed;
+    feeding.terms = &record.terms;
+    feeding.built = false;
+  }
+  ~FeedingScope() {
+    feeding.terms = nullptr;
+    feeding.packed = {};
+  }
+  FeedingScope(const FeedingScope&) = delete;
+  FeedingScope& operator=(const FeedingScope&) = delete;
+};
+
+// Column n's text of the record being fed (every column made in one pass
+// over the terms, as column_terms makes each).
+const std::string& fed_column(int n) {
+  if (!feeding.built) {
+    for (std::string& c : feeding.columns) {
+      c.clear();
+    }
+    for (const IndexedTerm& t : *feeding.terms) {
+      for (int k = 0; k < kTermColumns; ++k) {
+        if (t.columns & (1u << k)) {
+          std::string& c = feeding.columns[k];
+          if (!c.empty()) {
+            c += ' ';
+          }
+          c += t.text;
+        }
+      }
+    }
+    feeding.built = true;
+  }
+  return feeding.columns[n];
+}
+
 void search_column_fn(sqlite3_context* ctx, int, sqlite3_value** argv) {
   const void* data = sqlite3_value_blob(argv[0]);
   int size = sqlite3_value_bytes(argv[0]);
   int column = sqlite3_value_int(argv[1]);
   std::string_view packed(static_cast<const char*>(data), data == nullptr ? 0 : size);
+  if (column < 0 || column >= kTermColumns) {
+    sqlite3_result_error(ctx, "corrupt term record", -1);
+    return;
+  }
+  if (feeding.terms != nullptr && packed == feeding.packed) {
+    const std::string& out = fed_column(column);
+    sqlite3_result_text64(ctx, out.data(), out.size(), SQLITE_TRANSIENT, SQLITE_UTF8);
+    return;
+  }
   const std::vector<IndexedTerm>* terms = unpacked(packed);
-  if (terms == nullptr || column < 0 || column >= kTermColumns) {
+  if (terms == nullptr) {
     sqlite3_result_error(ctx, "corrupt term record", -1);
     return;
   }
@@ -146,10 +210,16 @@ std::string create_fts_sql() {
       "CREATE TABLE IF NOT EXISTS search_term_hashes (hash INTEGER NOT NULL, id INTEGER NOT "
       "NULL, PRIMARY KEY (hash, id)) WITHOUT ROWID;\n"
       "CREATE TRIGGER IF NOT EXISTS search_terms_insert AFTER INSERT ON search_terms BEGIN\n"
-      "  INSERT INTO search_terms_fts (rowid, term) VALUES (new.id, new.term);\n"
       "  INSERT INTO search_term_hashes (hash, id) VALUES (peregrine_term_hash(new.term), "
       "new.id);\n"
-      "END;\n";
+      "END;\n"
+      // The terms of ids up to `upto` are in search_terms_fts; newer ones
+      // wait to be indexed a batch at a time (index_unindexed_terms), and
+      // queries read them from search_terms. Created with every term
+      // indexed: a schema 5 trigger indexed each term as it came.
+      "CREATE TABLE IF NOT EXISTS search_terms_indexed (upto INTEGER NOT NULL);\n"
+      "INSERT INTO search_terms_indexed (upto) SELECT (SELECT coalesce(max(id), 0) FROM "
+      "search_terms) WHERE NOT EXISTS (SELECT 1 FROM search_terms_indexed);\n";
   return out;
 }
 
@@ -161,6 +231,7 @@ DROP TABLE IF EXISTS search_fts;
 DROP TABLE IF EXISTS search_terms_fts;
 DROP TABLE IF EXISTS search_terms;
 DROP TABLE IF EXISTS search_term_hashes;
+DROP TABLE IF EXISTS search_terms_indexed;
 )sql";
 
 }  // namespace
@@ -193,18 +264,30 @@ Result<void> delete_search_text(Database& db, std::int64_t mailbox_id, Uid uid) 
 // Terms added to the vocabulary by one statement at most.
 constexpr std::size_t kTermsPerInsert = 64;
 
-// Adds `terms` to the vocabulary, up to kTermsPerInsert a statement. Each
-// statement that fires the trigger into search_terms_fts makes FTS5 write
-// its pending terms out as a new segment when the statement ends (its
-// savepoint is released), so a statement per term would write a segment per
-// term, and merging them would cost more than the rest of an append.
+// The smallest power of two >= n (n >= 1): statements that take a batch of
+// terms take this many parameters, so that a connection prepares a few
+// shapes rather than one per batch size.
+std::size_t batch_slots(std::size_t n) {
+  std::size_t slots = 1;
+  while (slots < n) {
+    slots *= 2;
+  }
+  return slots;
+}
+
+// Adds `terms` to the vocabulary, up to kTermsPerInsert a statement (the
+// parameters past the terms stay NULL and are left out). Each statement
+// ends with FTS5 writing what it was fed, so a statement per term would
+// cost far more than the inserts.
 Result<void> insert_terms(Database& db, const std::vector<std::string>& terms) {
   for (std::size_t at = 0; at < terms.size(); at += kTermsPerInsert) {
     const std::size_t n = std::min(kTermsPerInsert, terms.size() - at);
-    std::string text = "INSERT INTO search_terms (term) VALUES (?1)";
-    for (std::size_t i = 2; i <= n; ++i) {
+    const std::size_t slots = batch_slots(n);
+    std::string text = "INSERT INTO search_terms (term) SELECT column1 FROM (VALUES (?1)";
+    for (std::size_t i = 2; i <= slots; ++i) {
       text += ", (?" + std::to_string(i) + ")";
     }
+    text += ") WHERE column1 IS NOT NULL";
     if (auto r = run(db, text,
                      [&](Statement& s) {
                        for (std::size_t i = 0; i < n; ++i) {
@@ -218,12 +301,44 @@ Result<void> insert_terms(Database& db, const std::vector<std::string>& terms) {
   return {};
 }
 
+// The vocabulary's terms whose hashes are among n parameters.
+std::string probe_sql(std::size_t n) {
+  std::string text =
+      "SELECT t.term FROM search_term_hashes h JOIN search_terms t ON t.id = h.id "
+      "WHERE h.hash IN (?1";
+  for (std::size_t i = 2; i <= n; ++i) {
+    text += ", ?" + std::to_string(i);
+  }
+  text += ")";
+  return text;
+}
+
+// Indexes by trigram the vocabulary's terms search_terms_fts lacks, in one
+// statement: FTS5 writes them as one segment when it ends.
+Result<void> index_unindexed_terms(Database& db) {
+  if (auto r = run(db,
+                   "INSERT INTO search_terms_fts (rowid, term) SELECT id, term FROM search_terms "
+                   "WHERE id > (SELECT upto FROM search_terms_indexed)",
+                   [](Statement&) {});
+      !r) {
+    return r;
+  }
+  return run(db,
+             "UPDATE search_terms_indexed SET upto = (SELECT coalesce(max(id), 0) FROM "
+             "search_terms)",
+             [](Statement&) {});
+}
+
 // Fills the vocabulary with every term of the word index (after a rebuild).
 Result<void> fill_terms(Database& db) {
-  return db.exec(
-      "CREATE VIRTUAL TABLE temp.search_fts_vocab USING fts5vocab(main, search_fts, row);\n"
-      "INSERT INTO search_terms (term) SELECT term FROM temp.search_fts_vocab;\n"
-      "DROP TABLE temp.search_fts_vocab;");
+  if (auto r = db.exec(
+          "CREATE VIRTUAL TABLE temp.search_fts_vocab USING fts5vocab(main, search_fts, row);\n"
+          "INSERT INTO search_terms (term) SELECT term FROM temp.search_fts_vocab;\n"
+          "DROP TABLE temp.search_fts_vocab;");
+      !r) {
+    return r;
+  }
+  return index_unindexed_terms(db);
 }
 
 }  // namespace
@@ -236,11 +351,7 @@ void Index::forget_known_terms() {
   known_.bytes = 0;
 }
 
-Result<void> Index::add_terms(std::string_view packed) {
-  const std::vector<IndexedTerm>* terms = unpacked(packed);
-  if (terms == nullptr) {
-    return base::fail(base::MailError::kInternal, "index: corrupt term record");
-  }
+Result<void> Index::add_terms(const std::vector<IndexedTerm>& terms) {
   auto version = db_->data_version();
   if (!version) {
     return std::unexpected(version.error());
@@ -249,55 +360,82 @@ Result<void> Index::add_terms(std::string_view packed) {
     forget_known_terms();
     known_.data_version = *version;
   }
+  std::vector<const std::string*> unknown;  // not in known_: probed
+  for (const IndexedTerm& indexed : terms) {
+    if (!known_.terms.contains(indexed.text)) {
+      unknown.push_back(&indexed.text);
+    }
+  }
   std::vector<std::string> fresh;  // terms the vocabulary lacks
-  for (const IndexedTerm& indexed : *terms) {
-    const std::string& term = indexed.text;
-    if (known_.terms.contains(term)) {
-      continue;
+  std::unordered_set<std::string> present;
+  for (std::size_t at = 0; at < unknown.size(); at += kTermsPerInsert) {
+    const std::size_t n = std::min(kTermsPerInsert, unknown.size() - at);
+    // The vocabulary's terms with the hashes of these (rarely more than
+    // one a hash), compared in full below. The statement's parameters past
+    // the batch repeat its last hash.
+    const std::size_t slots = batch_slots(n);
+    present.clear();
+    if (auto r = each_row(
+            *db_, probe_sql(slots),
+            [&](Statement& s) {
+              for (std::size_t i = 0; i < slots; ++i) {
+                s.bind(static_cast<int>(i + 1), term_hash(*unknown[at + std::min(i, n - 1)]));
+              }
+            },
+            [&](const Statement& s) {
+              present.emplace(s.column_text(0));
+              return true;
+            });
+        !r) {
+      return r;
     }
-    // The terms of the vocabulary with the same hash (rarely more than
-    // one), compared in full.
-    bool present = false;
-    auto same_hash = collect<std::string>(
-        *db_,
-        "SELECT t.term FROM search_term_hashes h JOIN search_terms t ON t.id = h.id "
-        "WHERE h.hash = ?1",
-        [&](Statement& s) { s.bind(1, term_hash(term)); },
-        [](const Statement& s) { return std::string(s.column_text(0)); });
-    if (!same_hash) {
-      return std::unexpected(same_hash.error());
-    }
-    for (const std::string& known : *same_hash) {
-      present = present || known == term;
-    }
-    if (present) {
-      known_.bytes += term.size() + 32;
-      known_.terms.insert(term);
-    } else {
-      fresh.push_back(term);
+    for (std::size_t i = at; i < at + n; ++i) {
+      if (present.contains(*unknown[i])) {
+        known_.bytes += unknown[i]->size() + 32;
+        known_.terms.insert(*unknown[i]);
+      } else {
+        fresh.push_back(*unknown[i]);
+      }
     }
   }
   if (auto r = insert_terms(*db_, fresh); !r) {
     return r;
   }
+  if (!fresh.empty()) {
+    // FTS5 writes a segment (and merges older ones) whenever a statement
+    // that fed it ends: indexing the new terms by trigram a batch at a time
+    // costs a fraction of doing it in every append.
+    auto waiting = query_int(*db_,
+                             "SELECT (SELECT coalesce(max(id), 0) FROM search_terms) - upto "
+                             "FROM search_terms_indexed");
+    if (!waiting) {
+      return std::unexpected(waiting.error());
+    }
+    if (*waiting >= static_cast<std::int64_t>(kUnindexedTerms)) {
+      if (auto r = index_unindexed_terms(*db_); !r) {
+        return r;
+      }
+    }
+  }
   for (std::string& term : fresh) {
     known_.bytes += term.size() + 32;
-    known_.terms.insert(term);
+    known_.terms.insert(std::move(term));
   }
   return {};
 }
 
-Result<void> Index::insert_search_text(std::int64_t mailbox_id, Uid uid, std::string_view packed) {
+Result<void> Index::insert_search_text(std::int64_t mailbox_id, Uid uid, const TermRecord& record) {
   if (auto r = delete_search_text(*db_, mailbox_id, uid); !r) {
     return r;
   }
-  if (auto r = add_terms(packed); !r) {
+  if (auto r = add_terms(record.terms); !r) {
     return r;
   }
+  FeedingScope feed(record);
   return run(*db_,
              sql("INSERT INTO search_docs (id, mailbox_id, uid, terms) VALUES (", kNextDocId,
                  ", ?1, ?2, ?3)"),
-             [&](Statement& s) { s.bind(1, mailbox_id).bind(2, uid).bind_blob(3, packed); });
+             [&](Statement& s) { s.bind(1, mailbox_id).bind(2, uid).bind_blob(3, record.packed); });
 }
 
 Result<void> Index::copy_search_text(std::int64_t from_mailbox, Uid from_uid,
@@ -559,11 +697,11 @@ Result<bool> Index::search_fts_healthy() {
   auto exists = query_int(
       *db_,
       "SELECT count(*) FROM sqlite_schema WHERE name IN ('search_fts', 'search_fts_docsize', "
-      "'search_terms', 'search_terms_fts', 'search_term_hashes')");
+      "'search_terms', 'search_terms_fts', 'search_term_hashes', 'search_terms_indexed')");
   if (!exists) {
     return std::unexpected(exists.error());
   }
-  if (*exists != 5) {
+  if (*exists != 6) {
     return false;
   }
   auto same = query_int(*db_,

@@ -297,6 +297,37 @@ const std::string kFoldedMessage =
     "Stra\xC3\x9F"
     "e bei Chlo\xC3\xA9\r\n--b--\r\n";
 
+// A schema 5 index (the insert trigger indexed each vocabulary term by
+// trigram) keeps its records and terms; the upgrade counts every present
+// term as indexed and new terms then wait for their batch.
+TEST_F(SearchIndexTest, Schema5VocabularyIsKeptOnUpgrade) {
+  Uid first = append("INBOX", message("Quarterly zyxwvut", "budget\r\n"));
+  user_.reset();
+  exec(db(),
+       "DROP TABLE search_terms_indexed; DROP TRIGGER search_terms_insert; "
+       "CREATE TRIGGER search_terms_insert AFTER INSERT ON search_terms BEGIN "
+       "INSERT INTO search_terms_fts (rowid, term) VALUES (new.id, new.term); "
+       "INSERT INTO search_term_hashes (hash, id) VALUES (peregrine_term_hash(new.term), new.id); "
+       "END; PRAGMA user_version = 5;");
+  const std::int64_t terms = scalar(db(), "SELECT count(*) FROM search_terms");
+  reopen();
+  EXPECT_EQ(scalar(db(), "PRAGMA user_version"), kIndexSchemaVersion);
+  EXPECT_EQ(scalar(db(), "SELECT upto FROM search_terms_indexed"), terms);
+  EXPECT_EQ(scalar(db(),
+                   "SELECT count(*) FROM sqlite_schema WHERE name = 'search_terms_insert' AND "
+                   "sql LIKE '%search_terms_fts%'"),
+            0);
+  expect_in_step(1);
+  EXPECT_EQ(candidates("INBOX", kTextSubject, {"yxwv"}), std::vector<Uid>{first});
+  Uid second = append("INBOX", message("Plan qponmlk", "budget\r\n"));
+  EXPECT_EQ(scalar(db(),
+                   "SELECT count(*) FROM search_terms_fts WHERE search_terms_fts MATCH "
+                   "'\"pon\"'"),
+            0);  // waiting for its batch
+  EXPECT_EQ(candidates("INBOX", kTextSubject, {"ponml"}), std::vector<Uid>{second});
+  EXPECT_EQ(candidates("INBOX", kTextBody, {"udge"}), (std::vector<Uid>{first, second}));
+}
+
 TEST_F(SearchIndexTest, Schema4TextsBecomeTermRecordsFromTheFilesOnUpgrade) {
   Uid uid = append("INBOX", kFoldedMessage);
   user_.reset();
@@ -363,8 +394,11 @@ class IndexTest : public ::testing::Test {
     row.file_name = row.base_name + ":2,";
     mime::SearchText text;
     text.body = body;
+    TermRecord record;
+    record.terms = index_terms(text);
+    record.packed = pack_terms(record.terms);
     return index_->insert_message(box, row, std::nullopt) &&
-           index_->insert_search_text(box, uid, pack_terms(index_terms(text)));
+           index_->insert_search_text(box, uid, record);
   }
 
   // The INBOX messages whose body holds `needle`, which must be exact.
@@ -400,6 +434,61 @@ TEST_F(IndexTest, CapitalsInFoldedTextStayDistinct) {
   ASSERT_TRUE(index_->rebuild_search_fts());
   EXPECT_EQ(ask("GRATIO"), std::vector<Uid>{1});
   EXPECT_EQ(ask("Migr"), std::vector<Uid>{3});
+  auto healthy = index_->search_fts_healthy();
+  EXPECT_TRUE(healthy && *healthy);
+}
+
+// New vocabulary terms are indexed by trigram a batch at a time: a fragment
+// finds its terms whether they wait outside the trigram index or are in it,
+// across the batch's boundary, after a rebuild and after a reopen.
+TEST_F(IndexTest, TermsAreFoundBeforeAndAfterTheirTrigramBatch) {
+  // Message n holds the terms "kw<n>x<k>" (k < 100) and "shared".
+  auto body = [](Uid n) {
+    std::string out = "shared";
+    for (int k = 0; k < 100; ++k) {
+      out += " kw" + std::to_string(n) + "x" + std::to_string(k);
+    }
+    return out;
+  };
+  const Uid messages = static_cast<Uid>(Index::kUnindexedTerms / 100 * 2 + 3);
+  for (Uid n = 1; n <= messages; ++n) {
+    ASSERT_TRUE(add(inbox_, n, body(n)));
+    // The first term of the first message, this message's, and one of a
+    // message at least one batch back.
+    EXPECT_EQ(ask("w1x0"), (std::vector<Uid>{1}));
+    EXPECT_EQ(ask("w" + std::to_string(n) + "x99"), (std::vector<Uid>{n}));
+    EXPECT_EQ(ask("w" + std::to_string((n + 1) / 2) + "x5"), (std::vector<Uid>{(n + 1) / 2}));
+  }
+  std::vector<Uid> all(messages);
+  for (Uid n = 1; n <= messages; ++n) {
+    all[n - 1] = n;
+  }
+  EXPECT_EQ(ask("hare"), all);
+  // The batches went into the trigram index, the rest waits.
+  // Read by a connection of its own (the index's commits are visible to it).
+  auto count = [&](const char* text) {
+    sqlite3* db = nullptr;
+    std::int64_t n = -1;
+    sqlite3_stmt* stmt = nullptr;
+    if (sqlite3_open((tmp_.path() / "index.sqlite").c_str(), &db) == SQLITE_OK &&
+        sqlite3_prepare_v2(db, text, -1, &stmt, nullptr) == SQLITE_OK &&
+        sqlite3_step(stmt) == SQLITE_ROW) {
+      n = sqlite3_column_int64(stmt, 0);
+    }
+    sqlite3_finalize(stmt);
+    sqlite3_close(db);
+    return n;
+  };
+  const std::int64_t terms = count("SELECT count(*) FROM search_terms");
+  const std::int64_t upto = count("SELECT upto FROM search_terms_indexed");
+  EXPECT_EQ(terms, static_cast<std::int64_t>(messages) * 100 + 1);
+  EXPECT_GE(upto, static_cast<std::int64_t>(Index::kUnindexedTerms));
+  EXPECT_LT(terms - upto, static_cast<std::int64_t>(Index::kUnindexedTerms));
+  ASSERT_TRUE(index_->rebuild_search_fts());
+  EXPECT_EQ(count("SELECT upto FROM search_terms_indexed"),
+            count("SELECT max(id) FROM search_terms"));
+  EXPECT_EQ(ask("w" + std::to_string(messages) + "x42"), (std::vector<Uid>{messages}));
+  EXPECT_EQ(ask("w1x0"), (std::vector<Uid>{1}));
   auto healthy = index_->search_fts_healthy();
   EXPECT_TRUE(healthy && *healthy);
 }

@@ -338,7 +338,7 @@ Result<void> MaildirUserStore::sync_row(const MailboxRow& stale) {
   struct Adopted {
     MessageRow row;
     std::string record;
-    std::string search_text;  // packed; empty when the full-text index is off
+    TermRecord search_text;  // empty when the full-text index is off
   };
   std::vector<Adopted> adopted;
   for (const std::string& name : candidates) {

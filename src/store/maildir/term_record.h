@@ -43,6 +43,15 @@ std::string_view term_column(const mime::SearchText& text, int n);
 // The distinct terms of a folded search text, ascending, with their columns.
 std::vector<IndexedTerm> index_terms(const mime::SearchText& folded);
 
+// A message's term record as the index writes it: its terms, and their
+// stored form (pack_terms). Kept together so that indexing the record does
+// not decode what was just encoded.
+struct TermRecord {
+  std::vector<IndexedTerm> terms;
+  std::string packed;
+  bool empty() const { return packed.empty(); }
+};
+
 // The stored form (format byte 0: the record as it is; 1: a 4-byte
 // little-endian length, then the record zlib-compressed). The record: the
 // number of terms (varint), then per term, ascending: the bytes it shares

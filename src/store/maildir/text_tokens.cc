@@ -1,42 +1,8 @@
 #include "store/maildir/text_tokens.h"
 
 #include <algorithm>
-#include <functional>
-#include <unordered_set>
 
 namespace peregrine::store::maildir {
-
-namespace {
-
-// Looks strings up by string_view, without making a string of the key.
-struct ViewHash {
-  using is_transparent = void;
-  std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
-};
-
-}  // namespace
-
-// A text repeats most of its tokens: they are deduplicated as they come and
-// only the distinct ones sorted (sorting every token cost more than the
-// rest of the full-text index's C++ side of an APPEND).
-std::vector<std::string> distinct_tokens(const std::vector<std::string_view>& texts) {
-  std::unordered_set<std::string, ViewHash, std::equal_to<>> seen;
-  std::string scratch;
-  for (std::string_view text : texts) {
-    for_each_token(text, scratch, [&](std::string_view token) {
-      if (seen.find(token) == seen.end()) {
-        seen.emplace(token);
-      }
-    });
-  }
-  std::vector<std::string> out;
-  out.reserve(seen.size());
-  while (!seen.empty()) {
-    out.push_back(std::move(seen.extract(seen.begin()).value()));
-  }
-  std::sort(out.begin(), out.end());
-  return out;
-}
 
 bool has_capitals(std::string_view text) {
   return std::any_of(text.begin(), text.end(), [](char c) { return c >= 'A' && c <= 'Z'; });

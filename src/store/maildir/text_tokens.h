@@ -23,7 +23,7 @@ namespace peregrine::store::maildir {
 // FTS5 keeps at most this many bytes of a token.
 inline constexpr std::size_t kMaxTokenBytes = 32768;
 
-inline bool is_token_byte(unsigned char c) {
+constexpr bool is_token_byte(unsigned char c) {
   return c >= 0x80 || (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
 }
 
@@ -55,9 +55,6 @@ void for_each_token(std::string_view text, std::string& scratch, Fn&& fn) {
     fn(std::string_view(scratch));
   }
 }
-
-// The distinct tokens of `texts`, sorted.
-std::vector<std::string> distinct_tokens(const std::vector<std::string_view>& texts);
 
 // The text with every ASCII capital written as the byte 0xFF followed by its
 // lower-case letter. FTS5's ascii tokenizer folds A-Z, which would make the

@@ -112,6 +112,20 @@ Result<std::optional<std::vector<std::string>>> matching_terms(Database& db, std
     }
     keep(s->column_text(0));
   }
+  if (trigrams && !too_many) {
+    // The newest terms, not yet in the trigram index (search_index.cc
+    // indexes them a batch at a time).
+    auto r = each_row(
+        db, "SELECT term FROM search_terms WHERE id > (SELECT upto FROM search_terms_indexed)",
+        [](Statement&) {},
+        [&](const Statement& row) {
+          keep(row.column_text(0));
+          return !too_many;
+        });
+    if (!r) {
+      return std::unexpected(r.error());
+    }
+  }
   if (too_many) {
     return std::optional<std::vector<std::string>>();
   }
