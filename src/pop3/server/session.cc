@@ -332,7 +332,10 @@ Reply transaction_command(SessionData& s, const Command& cmd) {
       Reply reply = update(s);
       Maildrop::unlock(*s.user);
       s.drop.reset();
-      s.user.reset();
+      // The user's context is let go in close(), after the reply is
+      // written: when this was the user's last session, that closes the
+      // user's store (a WAL checkpoint, waiting for the expunge's file
+      // removals), which the client need not wait for.
       s.state = State::kClosed;
       return reply;
     }

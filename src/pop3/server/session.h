@@ -108,8 +108,9 @@ class Session {
   void close();
 
   State state() const;
-  // The user's context once the password was accepted, else null: from
-  // then on the session runs on the strand of user()->user().
+  // The user's context once the password was accepted, until close() (QUIT
+  // keeps it, so the user's store closes after the reply is written), else
+  // null: meanwhile the session runs on the strand of user()->user().
   session::UserContext* user() const;
 
  private:
