@@ -73,6 +73,10 @@ class MaildirUserStore final : public UserStore {
   base::Result<CopyResult> move(std::string_view source, const UidSet& uids,
                                 std::string_view dest) override;
   base::Result<std::unique_ptr<Body>> open_body(std::string_view mailbox, Uid uid) override;
+  // The files' paths in cur/ as the index has them now. Valid as long as
+  // the store's filesystem seam (MaildirOptions::fs) lives; it may outlive
+  // the store.
+  base::Result<std::shared_ptr<const BodySource>> body_source(std::string_view mailbox) override;
   base::Result<std::vector<CacheEntry>> cache_records(std::string_view mailbox,
                                                       const UidSet& uids) override;
   base::Result<ChangeSet> changes_since(std::string_view mailbox, ModSeq since) override;

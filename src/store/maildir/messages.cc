@@ -6,6 +6,7 @@
 
 #include <future>
 #include <optional>
+#include <unordered_map>
 #include <utility>
 
 #include "base/log.h"
@@ -735,6 +736,47 @@ Result<std::unique_ptr<Body>> MaildirUserStore::open_body(std::string_view mailb
   }
   return base::fail(MailError::kExpunged,
                     "message " + std::to_string(uid) + " was removed from the Maildir");
+}
+
+namespace {
+
+// A snapshot of where each message's file is: opening one reads no index.
+class MaildirBodySource final : public BodySource {
+ public:
+  MaildirBodySource(MaildirFs& fs, std::unordered_map<Uid, std::filesystem::path> paths)
+      : fs_(fs), paths_(std::move(paths)) {}
+
+  Result<std::unique_ptr<Body>> open(Uid uid) const override {
+    auto it = paths_.find(uid);
+    if (it == paths_.end()) {
+      return base::fail(MailError::kNotFound, "message " + std::to_string(uid) + " is not known");
+    }
+    return fs_.open_body(it->second);  // ENOENT is kNotFound
+  }
+
+ private:
+  MaildirFs& fs_;
+  const std::unordered_map<Uid, std::filesystem::path> paths_;
+};
+
+}  // namespace
+
+Result<std::shared_ptr<const BodySource>> MaildirUserStore::body_source(std::string_view mailbox) {
+  auto row = require_mailbox(mailbox);
+  if (!row) {
+    return std::unexpected(row.error());
+  }
+  auto rows = index_->messages(row->id, UidSet::all());
+  if (!rows) {
+    return std::unexpected(rows.error());
+  }
+  const std::filesystem::path cur = cur_dir(mailbox_dir(row->name));
+  std::unordered_map<Uid, std::filesystem::path> paths;
+  paths.reserve(rows->size());
+  for (const MessageRow& m : *rows) {
+    paths.emplace(m.meta.uid, cur / m.file_name);
+  }
+  return std::make_shared<const MaildirBodySource>(fs_, std::move(paths));
 }
 
 Result<std::vector<CacheEntry>> MaildirUserStore::cache_records(std::string_view mailbox,
