@@ -37,25 +37,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import compare_servers as servers  # noqa: E402  (reload_inboxes)
 import proctree  # noqa: E402  (CPU of a server's process tree)
-
-
-def config(imap_port: int, pop3_port: int) -> str:
-    return f"""[server]
-data_dir = "data"
-[imap]
-listen = ["127.0.0.1:{imap_port}"]
-[pop3]
-listen = ["127.0.0.1:{pop3_port}"]
-[auth]
-passwd_file = "users"
-plaintext = "always"
-failure_delay_base_ms = 0
-failure_delay_max_ms = 0
-[limits]
-max_connections_per_ip = 1000
-[log]
-level = "warn"
-"""
+from pop3_compare import peregrine_config  # noqa: E402
 
 
 def start(binary: str, root: Path, port: int) -> subprocess.Popen:
@@ -124,7 +106,7 @@ def main(argv=None) -> int:
     if not (snapshot / ".done").exists():
         shutil.rmtree(snapshot, ignore_errors=True)
         snapshot.mkdir(parents=True)
-        (snapshot / "peregrine.toml").write_text(config(imap_port, pop3_port))
+        (snapshot / "peregrine.toml").write_text(peregrine_config(imap_port, pop3_port))
         for user, password in users.items():
             subprocess.run([args.a, "user", "add", "--config", str(snapshot / "peregrine.toml"),
                             user, "--password", password, "--scheme", "PLAIN"], check=True,
