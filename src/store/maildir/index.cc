@@ -290,6 +290,10 @@ Result<void> Index::migrate() {
   return tx->commit();
 }
 
+Result<void> Index::set_durable_commits(bool durable) {
+  return db_->exec(durable ? "PRAGMA synchronous = FULL" : "PRAGMA synchronous = NORMAL");
+}
+
 // ---- Meta ----
 
 Result<bool> Index::initialized() {

@@ -75,6 +75,13 @@ class Index {
                                                    int busy_timeout_ms);
 
   base::Result<Transaction> begin() { return db_->begin(); }
+  // Whether a commit returns only once it is on disk (synchronous = FULL,
+  // the default) or may return before (NORMAL: the WAL is not fsynced at
+  // that commit; the next durable commit, or a checkpoint, makes it durable
+  // with everything before it). Only for a commit whose loss a crash may
+  // cost: a sync that only records directory mtimes (a lost record means
+  // one more scan).
+  base::Result<void> set_durable_commits(bool durable);
 
   // ---- Meta ----
   base::Result<bool> initialized();
