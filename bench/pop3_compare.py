@@ -70,6 +70,27 @@ def generate_mail(work: Path, count: int, scale: float) -> list[Path]:
     return sorted(p for p in out.iterdir() if p.suffix == ".eml")
 
 
+def peregrine_config(imap_port: int, pop3_port: int) -> str:
+    """Peregrine's configuration for the POP3 benchmarks (data in ./data,
+    users in ./users, plaintext logins, no login delay)."""
+    return f"""[server]
+data_dir = "data"
+[imap]
+listen = ["127.0.0.1:{imap_port}"]
+[pop3]
+listen = ["127.0.0.1:{pop3_port}"]
+[auth]
+passwd_file = "users"
+plaintext = "always"
+failure_delay_base_ms = 0
+failure_delay_max_ms = 0
+[limits]
+max_connections_per_ip = 1000
+[log]
+level = "warn"
+"""
+
+
 class Peregrine:
     name = "peregrine"
 
@@ -85,22 +106,7 @@ class Peregrine:
         shutil.rmtree(self.dir, ignore_errors=True)
         self.dir.mkdir(parents=True)
         conf = self.dir / "peregrine.toml"
-        conf.write_text(f"""[server]
-data_dir = "data"
-[imap]
-listen = ["127.0.0.1:{self.imap_port}"]
-[pop3]
-listen = ["127.0.0.1:{self.pop3_port}"]
-[auth]
-passwd_file = "users"
-plaintext = "always"
-failure_delay_base_ms = 0
-failure_delay_max_ms = 0
-[limits]
-max_connections_per_ip = 1000
-[log]
-level = "warn"
-""" + self.extra_config)
+        conf.write_text(peregrine_config(self.imap_port, self.pop3_port) + self.extra_config)
         for user, password in self.users.items():
             subprocess.run([self.binary, "user", "add", "--config", str(conf), user,
                             "--password", password, "--scheme", "PLAIN"], check=True,

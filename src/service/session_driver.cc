@@ -49,7 +49,11 @@ asio::awaitable<bool> SessionDriver::deliver(session::Reply reply) {
     if (!more) {
       co_return true;
     }
-    reply = co_await call([this] { return resume(); });
+    if (auto quick = resume_without_store()) {
+      reply = std::move(*quick);
+    } else {
+      reply = co_await call([this] { return resume(); });
+    }
   }
 }
 

@@ -17,6 +17,7 @@
 
 #include <asio/awaitable.hpp>
 #include <chrono>
+#include <optional>
 #include <string>
 
 #include "service/connection_driver.h"
@@ -47,6 +48,10 @@ class SessionDriver : public ConnectionDriver {
   virtual bool logged_in() const = 0;
   // Continues the unfinished command (after a Reply with `more`).
   virtual session::Reply resume() = 0;
+  // The same when the session can continue without its strand, on the
+  // connection's thread (a POP3 RETR reading its next piece from an open
+  // file); nothing to go to resume() on the strand. Nothing by default.
+  virtual std::optional<session::Reply> resume_without_store() { return std::nullopt; }
   // The handshake of a kStartTls reply succeeded.
   virtual void tls_started() = 0;
   // Closes and destroys the session (at the end, on its strand).

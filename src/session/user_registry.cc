@@ -23,27 +23,38 @@ base::Result<std::shared_ptr<UserContext>> UserRegistry::acquire(std::string_vie
     if (std::shared_ptr<UserContext> context = it->second.lock()) {
       return context;
     }
-    // The last session let go and the context is being destroyed: wait for
-    // its store to close before opening another.
+    // The user's store is being opened or closed by another thread: wait
+    // for that, so that one user never has two stores open.
     released_.wait(lock);
   }
+  // An entry without a context marks the store as being opened; the mutex
+  // is not held meanwhile, so other users log in and out at the same time.
+  auto entry = users_.emplace(std::string(user), std::weak_ptr<UserContext>()).first;
+  lock.unlock();
   auto store = store_.open_user(user, home);
+  lock.lock();
   if (!store) {
+    users_.erase(entry);
+    released_.notify_all();
     return std::unexpected(store.error());
   }
   std::shared_ptr<UserContext> context(new UserContext(std::move(*store)),
                                        [this](UserContext* c) { release(c); });
-  users_.emplace(std::string(user), context);
+  entry->second = context;
+  released_.notify_all();
   return context;
 }
 
 void UserRegistry::release(UserContext* context) {
+  // The entry stays (expired) while the store closes, so the same user's
+  // next acquire() waits for it; other users' do not.
+  const std::string user = context->user();
+  delete context;
   std::lock_guard lock(mu_);
-  auto it = users_.find(context->user());
+  auto it = users_.find(user);
   if (it != users_.end() && it->second.expired()) {
     users_.erase(it);
   }
-  delete context;
   released_.notify_all();
 }
 

@@ -55,9 +55,11 @@ class UserContext {
 };
 
 // Hands out one UserContext per user, opening the user's store on first use
-// and closing it when the last session lets go. A mutex guards the table; it
-// is held while a store is opened or closed, so that one user never has two
-// stores open (a context being destroyed is waited for).
+// and closing it when the last session lets go. A mutex guards the table,
+// but is not held while a store is opened or closed (that may take a WAL
+// checkpoint and an fsync): a user's entry stays in the table meanwhile, so
+// another acquire() of the same user waits for it, and one user never has
+// two stores open, while other users log in and out at the same time.
 class UserRegistry {
  public:
   // `store` must outlive the registry and every context it handed out.
@@ -78,7 +80,9 @@ class UserRegistry {
   store::Store& store_;
   mutable std::mutex mu_;
   std::condition_variable released_;
-  std::map<std::string, std::weak_ptr<UserContext>, std::less<>> users_;  // guarded by mu_
+  // Guarded by mu_. An entry whose context is expired (or not yet set) is a
+  // store being opened or closed.
+  std::map<std::string, std::weak_ptr<UserContext>, std::less<>> users_;
 };
 
 }  // namespace peregrine::session

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <functional>
 #include <thread>
 #include <vector>
 
@@ -100,6 +101,69 @@ TEST_F(UserRegistryTest, AttachmentsAreOnePerTypeAndGoWithTheContext) {
   auto again = users.acquire("alice", "");
   ASSERT_TRUE(again);
   EXPECT_EQ((*again)->attachment<Counter>().value, 0);
+}
+
+// Runs `on_close` when its context goes, that is while the user's store is
+// being closed.
+struct OnClose {
+  ~OnClose() {
+    if (on_close) {
+      on_close();
+    }
+  }
+  std::function<void()> on_close;
+};
+
+// While one user's store closes (a WAL checkpoint, waiting for file
+// removals), another user logs in: the registry's mutex is not held. With
+// the mutex held, the second acquire() would never return.
+TEST_F(UserRegistryTest, ClosingOneUsersStoreDoesNotHoldUpAnother) {
+  UserRegistry users(store_);
+  bool bob_opened = false;
+  std::size_t open_meanwhile = 0;
+  {
+    auto alice = users.acquire("alice", "");
+    ASSERT_TRUE(alice);
+    (*alice)->attachment<OnClose>().on_close = [&] {
+      std::thread other([&] {
+        auto bob = users.acquire("bob", "");
+        bob_opened = bob.has_value();
+        open_meanwhile = users.open_users();  // alice (closing) and bob
+      });
+      other.join();
+    };
+  }
+  EXPECT_TRUE(bob_opened);
+  EXPECT_EQ(open_meanwhile, 2u);
+  EXPECT_EQ(users.open_users(), 0u);
+}
+
+// The same user's next acquire() waits until the store has closed, so one
+// user never has two stores (two SQLite connections) open at once.
+TEST_F(UserRegistryTest, SameUserWaitsForItsStoreToClose) {
+  UserRegistry users(store_);
+  std::atomic<bool> closed{false};
+  std::atomic<bool> reopened_before_close{false};
+  std::thread other;
+  {
+    auto alice = users.acquire("alice", "");
+    ASSERT_TRUE(alice);
+    (*alice)->attachment<OnClose>().on_close = [&] {
+      other = std::thread([&] {
+        auto again = users.acquire("alice", "");
+        reopened_before_close = !closed.load();
+        EXPECT_TRUE(again);
+      });
+      // Give the other thread every chance to get in first.
+      for (int i = 0; i < 100; ++i) {
+        std::this_thread::yield();
+      }
+      closed = true;  // the attachments go before the store; close enough
+    };
+  }
+  other.join();
+  EXPECT_FALSE(reopened_before_close.load());
+  EXPECT_EQ(users.open_users(), 0u);
 }
 
 }  // namespace

@@ -235,6 +235,33 @@ class Pop3Test(ServerTestCase):
         finally:
             idle.close()
 
+    def test_quit_removes_the_files_after_its_reply(self):
+        # QUIT answers once the expunge has committed; the files go after
+        # it. A login right after sees none of the messages again (the scan
+        # adopts no file whose removal is pending), and once the server has
+        # stopped, cur/ holds only the kept message's file.
+        count = 24  # more than one removal thread's share
+        self.deliver("p11", *[sample_message(subject=f"q{i}") for i in range(count)],
+                     sample_message(subject="kept"))
+        pop = self.server.pop3_login("p11")
+        for n in range(1, count + 1):
+            self.assertTrue(pop.dele(n).startswith(b"+OK"))
+        self.assertTrue(pop.quit().startswith(b"+OK"))
+        pop = self.server.pop3_login("p11")
+        try:
+            self.assertEqual(pop.stat()[0], 1)
+            self.assertIn(b"kept", b"\r\n".join(pop.retr(1)[1]))
+        finally:
+            pop.quit()
+        self.server.restart()
+        cur = os.path.join(self.server.maildir("p11"), "cur")
+        self.assertEqual(len(os.listdir(cur)), 1, os.listdir(cur))
+        pop = self.server.pop3_login("p11")
+        try:
+            self.assertEqual(pop.stat()[0], 1)
+        finally:
+            pop.quit()
+
     def test_second_session_gets_in_use(self):
         first = self.server.pop3_login("p5")
         try:

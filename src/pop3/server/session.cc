@@ -27,6 +27,9 @@ struct SessionData {
   std::shared_ptr<session::UserContext> user;
   bool login_pending = false;  // the password is good; the maildrop is opened in resume()
   std::optional<Maildrop> drop;
+  // Opens INBOX's message files as they were at login, off the strand
+  // (RETR and TOP); null when the store has no such source.
+  std::shared_ptr<const store::BodySource> bodies;
   // RETR/TOP in progress.
   std::unique_ptr<store::Body> body;
   std::uint64_t body_offset = 0;
@@ -124,6 +127,10 @@ Reply open_maildrop(SessionData& s) {
     return err("[SYS/TEMP] Your mail cannot be opened now, try again later");
   }
   s.drop = std::move(*drop);
+  // Without it (an error here), RETR and TOP read through the store.
+  if (auto bodies = s.user->store().body_source(store::kInbox); bodies) {
+    s.bodies = std::move(*bodies);
+  }
   s.state = State::kTransaction;
   log_login(s, s.user->user(), "ok", "");
   return ok("Logged in, " + maildrop_summary(*s.drop));
@@ -235,8 +242,20 @@ Reply continue_message(SessionData& s, std::string_view status) {
   return reply;
 }
 
-// Sends message `number` (RETR), or its header and first `lines` lines
-// (TOP): the status line and the first piece in one reply.
+// Sends `body`, message `message` (RETR), or its header and first `lines`
+// lines (TOP): the status line and the first piece in one reply.
+Reply begin_message(SessionData& s, const Maildrop::Message& message,
+                    std::optional<std::uint32_t> lines, std::unique_ptr<store::Body> body) {
+  s.body = std::move(body);
+  s.body_offset = 0;
+  s.stuffer = lines ? DotStuffer(*lines) : DotStuffer();
+  s.chunk.resize(kRetrChunkBytes);
+  return continue_message(s, lines ? "+OK Top of message follows\r\n"
+                                   : "+OK " + std::to_string(message.size) + " octets\r\n");
+}
+
+// RETR or TOP of message `number`, reading through the store (on the
+// user's strand): it finds a file that was renamed or moved since login.
 Reply start_message(SessionData& s, std::uint32_t number, std::optional<std::uint32_t> lines) {
   const Maildrop::Message* message = s.drop->find(number);
   if (message == nullptr) {
@@ -251,12 +270,26 @@ Reply start_message(SessionData& s, std::uint32_t number, std::optional<std::uin
               {{"user", s.user->user()}, {"error", body.error().message}});
     return err("[SYS/TEMP] The message cannot be read now");
   }
-  s.body = std::move(*body);
-  s.body_offset = 0;
-  s.stuffer = lines ? DotStuffer(*lines) : DotStuffer();
-  s.chunk.resize(kRetrChunkBytes);
-  return continue_message(s, lines ? "+OK Top of message follows\r\n"
-                                   : "+OK " + std::to_string(message->size) + " octets\r\n");
+  return begin_message(s, *message, lines, std::move(*body));
+}
+
+// RETR or TOP of message `number` from the files as they were at login,
+// on the connection's thread; nothing when the file is not where it was
+// (then start_message(), on the strand, looks for it).
+std::optional<Reply> start_message_without_store(SessionData& s, std::uint32_t number,
+                                                 std::optional<std::uint32_t> lines) {
+  if (!s.bodies) {
+    return std::nullopt;
+  }
+  const Maildrop::Message* message = s.drop->find(number);
+  if (message == nullptr) {
+    return err("No such message");
+  }
+  auto body = s.bodies->open(message->uid);
+  if (!body) {
+    return std::nullopt;
+  }
+  return begin_message(s, *message, lines, std::move(*body));
 }
 
 Reply listing(const SessionData& s, const Command& cmd, bool uidl) {
@@ -332,7 +365,10 @@ Reply transaction_command(SessionData& s, const Command& cmd) {
       Reply reply = update(s);
       Maildrop::unlock(*s.user);
       s.drop.reset();
-      s.user.reset();
+      // The user's context is let go in close(), after the reply is
+      // written: when this was the user's last session, that closes the
+      // user's store (a WAL checkpoint, waiting for the expunge's file
+      // removals), which the client need not wait for.
       s.state = State::kClosed;
       return reply;
     }
@@ -397,6 +433,10 @@ std::optional<Reply> Session::on_line_without_store(std::string_view line) {
     case Verb::kRset:
     case Verb::kNoop:
       return transaction_command(s, parsed.command);
+    case Verb::kRetr:
+      return start_message_without_store(s, parsed.command.msg, std::nullopt);
+    case Verb::kTop:
+      return start_message_without_store(s, parsed.command.msg, parsed.command.lines);
     default:
       return std::nullopt;
   }
@@ -422,6 +462,14 @@ Reply Session::resume() {
   return Reply{};
 }
 
+std::optional<Reply> Session::resume_without_store() {
+  SessionData& s = *data_;
+  if (s.login_pending || !s.body) {
+    return std::nullopt;
+  }
+  return continue_message(s, {});
+}
+
 void Session::recycle(std::string&& out) {
   // A piece is at most a chunk, doubled at worst by stuffing: keep a buffer
   // that size, not one a long LIST or UIDL grew.
@@ -435,6 +483,7 @@ void Session::on_tls_started() { data_->connection.tls = true; }
 void Session::close() {
   SessionData& s = *data_;
   s.body.reset();
+  s.bodies.reset();
   s.sasl.reset();
   if (s.drop) {
     Maildrop::unlock(*s.user);

@@ -10,7 +10,9 @@
 //     Reply r = session.on_line_without_store(line)   // on any thread, or
 //               ?: session.on_line(line);             // on strand_key()'s strand
 //     loop: sleep r.delay; write r.out; act on r.action;
-//           if (!r.more) break; r = session.resume();   // on strand_key()'s strand
+//           if (!r.more) break;
+//           r = session.resume_without_store()          // on any thread, or
+//               ?: session.resume();                    // on strand_key()'s strand
 //
 // `more` is used twice: a login that checked the password continues on the
 // user's strand (taking the maildrop lock and reading INBOX there), and
@@ -28,8 +30,10 @@
 // every call that may touch the store (on_line, resume, close, the
 // destructor) must run on that user's strand: the session shares the
 // user's store and maildrop lock with the user's other sessions.
-// on_line_without_store() touches only the session's own state, so it may
-// run on any thread, between those calls.
+// on_line_without_store() and resume_without_store() touch only the
+// session's own state (and open message files through a
+// store::BodySource, which is thread-safe), so they may run on any thread,
+// between those calls.
 
 #include <chrono>
 #include <memory>
@@ -88,13 +92,19 @@ class Session {
   // NOOP, and a line that does not parse. Those only read or mark the
   // session's snapshot of the maildrop, so the network layer answers them
   // without a hop to the user's strand (DELE follows every RETR of a
-  // download). Nothing for any other line: it goes to on_line().
+  // download). RETR and TOP too, reading the message's file where it was at
+  // login (store::BodySource), unless it is no longer there. Nothing for any
+  // other line: it goes to on_line().
   std::optional<Reply> on_line_without_store(std::string_view line);
   // The client sent a line longer than the network layer reads: it was
   // dropped; answers -ERR (and ends an AUTH exchange).
   Reply on_line_too_long();
   // Continues the unfinished command (after a Reply with `more`).
   Reply resume();
+  // The same when it needs no store: the next piece of a message RETR or
+  // TOP is sending (it reads an open file). Nothing otherwise: call
+  // resume(). Like on_line_without_store(), on any thread.
+  std::optional<Reply> resume_without_store();
   // Gives back a Reply's `out` once it is written: its buffer is reused for
   // the next message RETR or TOP sends, so a download does not allocate
   // (and fault in) a message-sized buffer for every message. Touches only
@@ -108,8 +118,9 @@ class Session {
   void close();
 
   State state() const;
-  // The user's context once the password was accepted, else null: from
-  // then on the session runs on the strand of user()->user().
+  // The user's context once the password was accepted, until close() (QUIT
+  // keeps it, so the user's store closes after the reply is written), else
+  // null: meanwhile the session runs on the strand of user()->user().
   session::UserContext* user() const;
 
  private:

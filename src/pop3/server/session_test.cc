@@ -12,6 +12,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "auth/authenticator.h"
 #include "store/api/user_store.h"
@@ -57,15 +58,24 @@ class Pop3SessionTest : public ::testing::Test {
   }
 
   // One line in, everything written until the session waits for input;
-  // like the network layer, tries on_line_without_store() first.
-  static std::string run(Session& session, std::string_view line, Action* action = nullptr) {
+  // like the network layer, tries on_line_without_store() and
+  // resume_without_store() first. `hops`, when given, counts the calls that
+  // needed the store (on_line(), resume()).
+  static std::string run(Session& session, std::string_view line, Action* action = nullptr,
+                         int* hops = nullptr) {
     std::optional<Reply> quick = session.on_line_without_store(line);
+    int store_calls = quick ? 0 : 1;
     Reply reply = quick ? std::move(*quick) : session.on_line(line);
     std::string out = reply.out;
     while (reply.more) {
       session.recycle(std::move(reply.out));
-      reply = session.resume();
+      std::optional<Reply> next = session.resume_without_store();
+      store_calls += next ? 0 : 1;
+      reply = next ? std::move(*next) : session.resume();
       out += reply.out;
+    }
+    if (hops != nullptr) {
+      *hops = store_calls;
     }
     session.recycle(std::move(reply.out));
     if (action != nullptr) {
@@ -111,6 +121,57 @@ TEST_F(Pop3SessionTest, LoginStatListRetrQuit) {
   EXPECT_EQ(run(*s, "QUIT", &action),
             "+OK Peregrine POP3 server signing off (2 messages left)\r\n");
   EXPECT_EQ(action, Action::kClose);
+}
+
+// A download reads the message files where they were at login, without the
+// store (no hop to the user's strand), in every piece of a long message.
+TEST_F(Pop3SessionTest, RetrReadsTheFileWithoutTheStore) {
+  std::string big = "Subject: big\r\n\r\n";
+  while (big.size() < 3 * kRetrChunkBytes) {
+    big += ".line starting with a dot, stuffed on the wire\r\n";
+  }
+  deliver(big);
+  deliver("Subject: small\r\n\r\nbody\r\n");
+  auto s = connect();
+  login(*s);
+  int hops = -1;
+  std::string wire = run(*s, "RETR 1", nullptr, &hops);
+  EXPECT_EQ(hops, 0);
+  std::string stuffed;
+  for (std::size_t at = 0; at < big.size();) {
+    std::size_t end = big.find("\r\n", at) + 2;
+    std::string_view line(big.data() + at, end - at);
+    stuffed += line.starts_with(".") ? "." + std::string(line) : std::string(line);
+    at = end;
+  }
+  EXPECT_EQ(wire, "+OK " + std::to_string(big.size()) + " octets\r\n" + stuffed + ".\r\n");
+  EXPECT_EQ(run(*s, "TOP 2 0", nullptr, &hops),
+            "+OK Top of message follows\r\nSubject: small\r\n\r\n.\r\n");
+  EXPECT_EQ(hops, 0);
+  EXPECT_EQ(run(*s, "RETR 3", nullptr, &hops), "-ERR No such message\r\n");
+  EXPECT_EQ(hops, 0);
+  EXPECT_EQ(run(*s, "QUIT").substr(0, 3), "+OK");
+}
+
+// A file renamed since login (another program set a flag): the session
+// does not find it where it was, and reads it through the store.
+TEST_F(Pop3SessionTest, RetrOfAFileRenamedSinceLoginGoesThroughTheStore) {
+  deliver("Subject: renamed\r\n\r\nstill here\r\n");
+  auto s = connect();
+  login(*s);
+  const std::filesystem::path cur = dir_ / "data" / "alice" / "Maildir" / "cur";
+  std::vector<std::filesystem::path> files;
+  for (const auto& e : std::filesystem::directory_iterator(cur)) {
+    files.push_back(e.path());
+  }
+  ASSERT_EQ(files.size(), 1u);
+  const std::string name = files[0].filename().string();
+  std::filesystem::rename(files[0], cur / (name.substr(0, name.find(":2,")) + ":2,S"));
+  int hops = -1;
+  EXPECT_EQ(run(*s, "RETR 1", nullptr, &hops),
+            "+OK 32 octets\r\nSubject: renamed\r\n\r\nstill here\r\n.\r\n");
+  EXPECT_EQ(hops, 1);
+  EXPECT_EQ(run(*s, "QUIT").substr(0, 3), "+OK");
 }
 
 TEST_F(Pop3SessionTest, UidlIsStableAcrossSessions) {
@@ -162,9 +223,10 @@ TEST_F(Pop3SessionTest, DeleRsetAndUpdate) {
   EXPECT_EQ((*body)->read_all().value(), "A: 2\r\n\r\nb\r\n");
 }
 
-// The commands that only read or mark the session's maildrop are answered
-// without the store, and the same as on_line() answers them; everything
-// else, and everything before login, goes to on_line().
+// The commands that only read or mark the session's maildrop, or read a
+// message's file (RETR, TOP), are answered without the store, and the same
+// as on_line() answers them; everything else, and everything before
+// login, goes to on_line().
 TEST_F(Pop3SessionTest, OnlyMaildropCommandsAreAnsweredWithoutTheStore) {
   deliver("A: 1\r\n\r\na\r\n");
   deliver("A: 2\r\n\r\nb\r\n");
@@ -173,7 +235,7 @@ TEST_F(Pop3SessionTest, OnlyMaildropCommandsAreAnsweredWithoutTheStore) {
     EXPECT_FALSE(s->on_line_without_store(line)) << line;
   }
   login(*s);
-  for (std::string_view line : {"RETR 1", "TOP 1 0", "QUIT", "CAPA", "USER bob", "STLS"}) {
+  for (std::string_view line : {"QUIT", "CAPA", "USER bob", "STLS"}) {
     EXPECT_FALSE(s->on_line_without_store(line)) << line;
   }
   struct Case {
@@ -182,6 +244,8 @@ TEST_F(Pop3SessionTest, OnlyMaildropCommandsAreAnsweredWithoutTheStore) {
   };
   for (const Case& c :
        {Case{"STAT", "+OK 2 22\r\n"}, Case{"LIST 2", "+OK 2 11\r\n"},
+        Case{"RETR 1", "+OK 11 octets\r\nA: 1\r\n\r\na\r\n.\r\n"},
+        Case{"TOP 2 0", "+OK Top of message follows\r\nA: 2\r\n\r\n.\r\n"},
         Case{"DELE 1", "+OK Message 1 deleted\r\n"}, Case{"DELE 1", "-ERR No such message\r\n"},
         Case{"LIST", "+OK 1 messages (11 octets)\r\n2 11\r\n.\r\n"}, Case{"NOOP", "+OK \r\n"},
         Case{"RSET", "+OK Maildrop has 2 messages (22 octets)\r\n"},

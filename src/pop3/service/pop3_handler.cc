@@ -62,6 +62,7 @@ class Pop3Driver final : public service::SessionDriver {
   // The longer timeout applies once the session is in the TRANSACTION state.
   bool logged_in() const override { return session_->state() == State::kTransaction; }
   Reply resume() override { return session_->resume(); }
+  std::optional<Reply> resume_without_store() override { return session_->resume_without_store(); }
   void written(std::string&& out) override { session_->recycle(std::move(out)); }
   void tls_started() override { session_->on_tls_started(); }
   // The maildrop lock and the user's context are let go on its strand.

@@ -40,6 +40,18 @@ namespace peregrine::store {
 // process at a time; changes made through another process are seen after
 // sync(), like any other program's changes, but are not published to this
 // one's listeners until then.
+// Opens message bodies without the UserStore (UserStore::body_source).
+// Thread safety: open() may be called from any thread, by several at once.
+class BodySource {
+ public:
+  virtual ~BodySource() = default;
+  // Message `uid`'s body. kNotFound when the source does not know the UID,
+  // or the message's file is no longer where it was (a flag change renamed
+  // it, it was moved or removed): the caller then asks the store
+  // (open_body(), on the user's strand), which knows where it went.
+  virtual base::Result<std::unique_ptr<Body>> open(Uid uid) const = 0;
+};
+
 class UserStore {
  public:
   virtual ~UserStore() = default;
@@ -134,6 +146,16 @@ class UserStore {
   // The message's bytes. kExpunged if the message no longer exists (or its
   // file was removed by another program); kNotFound for a UID never given.
   virtual base::Result<std::unique_ptr<Body>> open_body(std::string_view mailbox, Uid uid) = 0;
+
+  // Opens bodies of `mailbox`'s messages as they were at this call, on any
+  // thread and without this store: for a reader that keeps its own
+  // snapshot of the mailbox (POP3's maildrop), so reading a message needs
+  // no hop to the user's strand. Null when the backend has none; then
+  // open_body() is the way. The default has none.
+  virtual base::Result<std::shared_ptr<const BodySource>> body_source(std::string_view mailbox) {
+    (void)mailbox;
+    return std::shared_ptr<const BodySource>();
+  }
 
   // The cache records of the messages in `uids`, ascending UIDs; UIDs that
   // name no message are skipped.

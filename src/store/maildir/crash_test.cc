@@ -8,10 +8,13 @@
 
 #include <algorithm>
 #include <chrono>
+#include <condition_variable>
 #include <filesystem>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <thread>
 
 #include "store/maildir/test_util.h"
 
@@ -50,14 +53,44 @@ class FaultFs : public ForwardingMaildirFs {
   // Adds a rule: the nth (0-based) later call of `op` (nullopt: any
   // operation) whose path contains `needle` fails, or crashes.
   void arm(std::optional<Op> op, int nth, std::string needle = "", bool crash = false) {
+    std::lock_guard lock(mu_);
     rules_.push_back(Rule{op, nth, std::move(needle), crash});
   }
-  void disarm() { rules_.clear(); }
-  int calls() const { return calls_; }
-  void reset_calls() { calls_ = 0; }
+  void disarm() {
+    std::lock_guard lock(mu_);
+    rules_.clear();
+  }
+  int calls() const {
+    std::lock_guard lock(mu_);
+    return calls_;
+  }
+  void reset_calls() {
+    std::lock_guard lock(mu_);
+    calls_ = 0;
+  }
+  // While held, every remove() waits (on whichever thread calls it) until
+  // release_removes().
+  void hold_removes() {
+    std::lock_guard lock(mu_);
+    holding_ = true;
+  }
+  void release_removes() {
+    {
+      std::lock_guard lock(mu_);
+      holding_ = false;
+    }
+    released_.notify_all();
+  }
+  // How many remove() calls are waiting.
+  int held_removes() const {
+    std::lock_guard lock(mu_);
+    return held_;
+  }
 
-  // Returns an error to give back, or throws Crash.
+  // Returns an error to give back, or throws Crash. The store calls the seam
+  // from sync threads too, so the rules are guarded.
   std::optional<base::Error> check(Op op, const std::filesystem::path& path) {
+    std::lock_guard lock(mu_);
     ++calls_;
     for (auto it = rules_.begin(); it != rules_.end(); ++it) {
       if ((it->op && *it->op != op) || path.string().find(it->needle) == std::string::npos) {
@@ -123,6 +156,12 @@ class FaultFs : public ForwardingMaildirFs {
     return target_.rename(from, to);
   }
   base::Result<void> remove(const std::filesystem::path& path) override {
+    {
+      std::unique_lock lock(mu_);
+      ++held_;
+      released_.wait(lock, [this] { return !holding_; });
+      --held_;
+    }
     if (auto e = check(Op::kRemove, path)) {
       return std::unexpected(*e);
     }
@@ -180,8 +219,12 @@ class FaultFs : public ForwardingMaildirFs {
     std::string needle;
     bool crash = false;
   };
-  std::vector<Rule> rules_;
-  int calls_ = 0;
+  mutable std::mutex mu_;
+  std::condition_variable released_;
+  std::vector<Rule> rules_;  // mu_
+  int calls_ = 0;            // mu_
+  bool holding_ = false;     // mu_
+  int held_ = 0;             // mu_
 };
 
 // The seam must exist before the store that uses it: a base class first.
@@ -289,18 +332,27 @@ TEST_F(MaildirCrashTest, FlagUpdateWithFailedStepChangesNothing) {
   EXPECT_EQ(metas("INBOX"), before);
 }
 
-TEST_F(MaildirCrashTest, ExpungeWithFailedUnlinkKeepsTheMessage) {
+// The expunge commits first; a file that cannot be removed afterwards stays
+// journaled: the scan does not take it back, and the next open removes it.
+TEST_F(MaildirCrashTest, ExpungeWithFailedUnlinkRemovesTheFileAtTheNextOpen) {
   append("INBOX", message("a"), kFlagDeleted);
+  Uid b = append("INBOX", message("b"));
   fs.arm(Op::kRemove, 0);
   auto r = user_->expunge("INBOX");
-  ASSERT_FALSE(r);
-  EXPECT_EQ(info("INBOX").messages, 1u);
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_EQ(r->size(), 1u);
+  testing::settle(*user_);
+  EXPECT_EQ(list(maildir() / "cur").size(), 2u);  // the failed removal's file is still there
   fs.disarm();
   sync();
-  EXPECT_EQ(info("INBOX").messages, 1u);
-  r = user_->expunge("INBOX");
-  ASSERT_TRUE(r);
-  EXPECT_EQ(r->size(), 1u);
+  auto ms = metas("INBOX");
+  ASSERT_EQ(ms.size(), 1u);  // and it is not adopted again
+  EXPECT_EQ(ms[0].uid, b);
+  reopen();
+  EXPECT_EQ(list(maildir() / "cur").size(), 1u);
+  sync();
+  EXPECT_EQ(metas("INBOX").size(), 1u);
+  testing::expect_consistent(*user_, maildir());
 }
 
 TEST_F(MaildirCrashTest, CopyFallsBackToCopyingWhenLinkFails) {
@@ -428,18 +480,95 @@ void MaildirCrashTest::crash_at_every_step_of_append(int min_steps) {
   EXPECT_GT(append("INBOX", message("after")), 1u);
 }
 
-TEST_F(MaildirCrashTest, CrashAfterUnlinkOfExpungeDoesNotResurrect) {
-  Uid a = append("INBOX", message("a"), kFlagDeleted);
-  Uid b = append("INBOX", message("b"));
-  fs.arm(Op::kSyncDir, 0, "cur", true);
-  crash_and_restart([&] { (void)user_->expunge("INBOX"); });
+// A crash after the expunge committed, at each step of the removals that
+// follow it (before any file is removed, after one of two, before the fsync
+// of cur/): after a restart the messages stay expunged and their files are
+// gone, and nothing else changed.
+TEST_F(MaildirCrashTest, CrashAfterExpungeCommitIsFinishedAtRestart) {
+  struct Case {
+    Op op;
+    int nth;
+  };
+  for (Case c : {Case{Op::kRemove, 0}, Case{Op::kRemove, 1}, Case{Op::kSyncDir, 0}}) {
+    SCOPED_TRACE(static_cast<int>(c.op) * 10 + c.nth);
+    Uid a = append("INBOX", message("a"), kFlagDeleted);
+    Uid b = append("INBOX", message("b"), kFlagDeleted);
+    Uid keep = append("INBOX", message("keep"));
+    const ModSeq before = info("INBOX").highest_modseq;
+    // The process stops in the removals, on the sync thread: the crash ends
+    // that thread's work, and nothing after it happens.
+    fs.arm(c.op, c.nth, "", true);
+    auto r = user_->expunge("INBOX");
+    ASSERT_TRUE(r) << r.error().message;  // committed: the reply was sent
+    EXPECT_EQ(*r, (std::vector<Uid>{a, b}));
+    testing::settle(*user_);
+    if (c.op == Op::kRemove && c.nth == 0) {
+      EXPECT_EQ(list(maildir() / "cur").size(), 3u);  // rows gone, files still there
+    }
+    fs.disarm();
+    reopen();
+    EXPECT_EQ(list(maildir() / "cur").size(), 1u);
+    sync();
+    auto ms = metas("INBOX");
+    ASSERT_EQ(ms.size(), 1u);
+    EXPECT_EQ(ms[0].uid, keep);
+    auto changes = user_->changes_since("INBOX", before);
+    ASSERT_TRUE(changes);
+    EXPECT_EQ(changes->expunged, (std::vector<ExpungedUid>{{a, before + 1}, {b, before + 1}}));
+    testing::expect_consistent(*user_, maildir());
+    ASSERT_TRUE(user_->remove_messages("INBOX", UidSet{keep}));
+  }
+}
+
+// While the files of an expunge are still being removed: listeners have
+// heard of it already, a scan adopts none of them, and the files go once
+// the removals run.
+TEST_F(MaildirCrashTest, ScanDuringPendingRemovalsAdoptsNothing) {
+  std::vector<Uid> uids;
+  for (int i = 0; i < 3; ++i) {
+    uids.push_back(append("INBOX", message("m" + std::to_string(i))));
+  }
+  Uid kept = append("INBOX", message("kept"));
+  testing::Recorder recorder;
+  auto watch = user_->watch("INBOX", recorder);
+  ASSERT_TRUE(watch);
+  fs.hold_removes();
+  auto r = user_->remove_messages("INBOX", UidSet::of(uids));
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_EQ(recorder.expunged, uids);  // heard at once, the files still there
+  while (fs.held_removes() == 0) {
+    std::this_thread::yield();  // the removal is under way, and waits
+  }
+  EXPECT_EQ(list(maildir() / "cur").size(), 4u);
+  sync();
   auto ms = metas("INBOX");
   ASSERT_EQ(ms.size(), 1u);
-  EXPECT_EQ(ms[0].uid, b);
-  auto changes = user_->changes_since("INBOX", 0);
-  ASSERT_TRUE(changes);
-  ASSERT_EQ(changes->expunged.size(), 1u);
-  EXPECT_EQ(changes->expunged[0].uid, a);
+  EXPECT_EQ(ms[0].uid, kept);
+  EXPECT_TRUE(recorder.appended.empty());
+  fs.release_removes();
+  testing::settle(*user_);
+  EXPECT_EQ(list(maildir() / "cur").size(), 1u);
+  sync();
+  EXPECT_EQ(metas("INBOX").size(), 1u);
+  testing::expect_consistent(*user_, maildir());
+}
+
+// A folder renamed right after an expunge in it: the removals finish
+// first, so no file comes back under the folder's new name.
+TEST_F(MaildirCrashTest, RenameAfterExpungeLeavesNoRemovedFileBehind) {
+  ASSERT_TRUE(user_->create_mailbox("Old"));
+  Uid a = append("Old", message("a"));
+  append("Old", message("b"));
+  fs.arm(Op::kRemove, 0);  // the expunge's own removal fails: the rename retries it
+  ASSERT_TRUE(user_->remove_messages("Old", UidSet{a}));
+  testing::settle(*user_);
+  ASSERT_TRUE(user_->rename_mailbox("Old", "New"));
+  EXPECT_EQ(list(dir("New") / "cur").size(), 1u);
+  sync();
+  EXPECT_EQ(metas("New").size(), 1u);
+  reopen();
+  sync();
+  EXPECT_EQ(metas("New").size(), 1u);
   testing::expect_consistent(*user_, maildir());
 }
 

@@ -297,6 +297,10 @@ Result<void> Index::migrate() {
   return tx->commit();
 }
 
+Result<void> Index::set_durable_commits(bool durable) {
+  return db_->exec(durable ? "PRAGMA synchronous = FULL" : "PRAGMA synchronous = NORMAL");
+}
+
 // ---- Meta ----
 
 Result<bool> Index::initialized() {
@@ -664,22 +668,71 @@ Result<std::vector<Uid>> Index::uids_from(std::int64_t mailbox_id, Uid first) {
 }
 
 // ---- Journal ----
+// A removal is an entry with an empty to_path (docs/formats/maildir-store.md,
+// "Journal"): the table and the schema stay as they were.
 
 Result<void> Index::add_pending_rename(std::string_view from, std::string_view to) {
   return run(*db_, "INSERT INTO pending_renames (from_path, to_path) VALUES (?1, ?2)",
              [&](Statement& s) { s.bind_text(1, from).bind_text(2, to); });
 }
 
-Result<std::vector<PendingRename>> Index::pending_renames() {
-  return collect<PendingRename>(
+Result<std::int64_t> Index::add_pending_removal(std::string_view path) {
+  auto r = run(*db_, "INSERT INTO pending_renames (from_path, to_path) VALUES (?1, '')",
+               [&](Statement& s) { s.bind_text(1, path); });
+  if (!r) {
+    return std::unexpected(r.error());
+  }
+  return db_->last_insert_rowid();
+}
+
+Result<std::vector<JournalEntry>> Index::journal() {
+  return collect<JournalEntry>(
       *db_, "SELECT id, from_path, to_path FROM pending_renames ORDER BY id", [](Statement&) {},
       [](const Statement& s) {
-        return PendingRename{s.column_int(0), std::string(s.column_text(1)),
-                             std::string(s.column_text(2))};
+        return JournalEntry{s.column_int(0), std::string(s.column_text(1)),
+                            std::string(s.column_text(2))};
       });
 }
 
+Result<bool> Index::has_pending_renames() {
+  auto found = query_int(*db_, "SELECT 1 FROM pending_renames WHERE to_path <> '' LIMIT 1");
+  if (!found) {
+    return std::unexpected(found.error());
+  }
+  return *found != 0;
+}
+
+Result<std::vector<std::string>> Index::pending_removals() {
+  return collect<std::string>(
+      *db_, "SELECT from_path FROM pending_renames WHERE to_path = ''", [](Statement&) {},
+      [](const Statement& s) { return std::string(s.column_text(0)); });
+}
+
 Result<void> Index::clear_pending_renames() {
+  return run(*db_, "DELETE FROM pending_renames WHERE to_path <> ''", [](Statement&) {});
+}
+
+Result<void> Index::clear_journal_entries(std::vector<std::int64_t> ids) {
+  // One statement per run of consecutive ids: the entries of one expunge
+  // were added one after another.
+  std::sort(ids.begin(), ids.end());
+  std::size_t i = 0;
+  while (i < ids.size()) {
+    std::size_t j = i + 1;
+    while (j < ids.size() && ids[j] <= ids[j - 1] + 1) {
+      ++j;
+    }
+    auto r = run(*db_, "DELETE FROM pending_renames WHERE id BETWEEN ?1 AND ?2",
+                 [&](Statement& s) { s.bind(1, ids[i]).bind(2, ids[j - 1]); });
+    if (!r) {
+      return r;
+    }
+    i = j;
+  }
+  return {};
+}
+
+Result<void> Index::clear_journal() {
   return run(*db_, "DELETE FROM pending_renames", [](Statement&) {});
 }
 

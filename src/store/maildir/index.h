@@ -2,7 +2,8 @@
 
 // The per-user SQLite index of the Maildir backend: mailboxes, messages with
 // their flags, keywords, MODSEQ and cache record, expunged UIDs for the
-// change feed, subscriptions, and a journal of pending renames. The schema
+// change feed, subscriptions, and a journal of file operations still to do
+// on disk (renames, and removals of expunged messages' files). The schema
 // and its versions are in docs/formats/maildir-store.md.
 //
 // Typed queries only; the caller (MaildirUserStore) decides what goes in
@@ -49,10 +50,13 @@ struct MessageRow {
   std::string file_name;  // the file's current name in cur/
 };
 
-struct PendingRename {
+// An entry of the journal: a rename of `from` to `to`, or, when `to` is
+// empty, the removal of `from` (the file of an expunged message).
+struct JournalEntry {
   std::int64_t id = 0;
   std::string from;  // relative to the Maildir
   std::string to;
+  bool is_removal() const { return to.empty(); }
 };
 
 struct MailboxCounts {
@@ -71,6 +75,13 @@ class Index {
                                                    int busy_timeout_ms);
 
   base::Result<Transaction> begin() { return db_->begin(); }
+  // Whether a commit returns only once it is on disk (synchronous = FULL,
+  // the default) or may return before (NORMAL: the WAL is not fsynced at
+  // that commit; the next durable commit, or a checkpoint, makes it durable
+  // with everything before it). Only for a commit whose loss a crash may
+  // cost: a sync that only records directory mtimes (a lost record means
+  // one more scan).
+  base::Result<void> set_durable_commits(bool durable);
 
   // ---- Meta ----
   base::Result<bool> initialized();
@@ -168,10 +179,24 @@ class Index {
   base::Result<std::vector<std::pair<std::int64_t, MessageRow>>> messages_without_text(
       std::size_t limit);
 
-  // ---- Journal of renames still to do on disk ----
+  // ---- Journal of file operations still to do on disk ----
+  // Paths are relative to the Maildir (journal_path()).
   base::Result<void> add_pending_rename(std::string_view from, std::string_view to);
-  base::Result<std::vector<PendingRename>> pending_renames();
+  // Journals the removal of `path`, an expunged message's file; returns the
+  // entry's id. In the transaction that expunges the message.
+  base::Result<std::int64_t> add_pending_removal(std::string_view path);
+  // Every entry, renames and removals, in the order they were added.
+  base::Result<std::vector<JournalEntry>> journal();
+  // Whether a rename is pending (one SELECT; the journal is usually empty).
+  base::Result<bool> has_pending_renames();
+  // The paths whose removal is pending.
+  base::Result<std::vector<std::string>> pending_removals();
+  // Deletes every rename entry (removals stay).
   base::Result<void> clear_pending_renames();
+  // Deletes the entries `ids` (sorted or not; unknown ids are ignored).
+  base::Result<void> clear_journal_entries(std::vector<std::int64_t> ids);
+  // Deletes every entry.
+  base::Result<void> clear_journal();
 
  private:
   explicit Index(std::unique_ptr<Database> db) : db_(std::move(db)) {}

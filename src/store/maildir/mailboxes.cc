@@ -126,6 +126,11 @@ Result<void> MaildirUserStore::delete_mailbox(std::string_view name) {
   if (!row) {
     return std::unexpected(row.error());
   }
+  // No removal may be pending across the folder's rename below (or its
+  // undoing): its entry would name a path that is no longer the file's.
+  if (auto r = finish_removals(); !r) {
+    return r;
+  }
   // Take the folder out of the Maildir in one atomic rename (a name starting
   // with ".." is no Maildir++ folder), so no program sees it half-deleted;
   // then forget it in the index; then remove the files at leisure. A crash
@@ -181,6 +186,10 @@ Result<void> MaildirUserStore::rename_mailbox(std::string_view from_name,
   auto to = new_mailbox_name(to_name);
   if (!to) {
     return std::unexpected(to.error());
+  }
+  // The folders' files move: no removal may be pending with their old paths.
+  if (auto r = finish_removals(); !r) {
+    return r;
   }
   if (*from == kInbox) {
     return rename_inbox(*to);

@@ -263,6 +263,7 @@ TEST_F(MaildirStoreTest, ExpungeRemovesOnlyDeletedMessages) {
   auto ms = metas("INBOX");
   ASSERT_EQ(ms.size(), 1u);
   EXPECT_EQ(ms[0].uid, b);
+  testing::settle(*user_);
   EXPECT_EQ(list(dir("INBOX") / "cur").size(), 1u);
   EXPECT_EQ(info("INBOX").uidnext, 4u);
   EXPECT_EQ(info("INBOX").highest_modseq, before + 2);
@@ -300,6 +301,7 @@ TEST_F(MaildirStoreTest, RemoveMessagesTakesTheNamedOnesWhateverTheirFlags) {
   auto ms = metas("INBOX");
   ASSERT_EQ(ms.size(), 1u);
   EXPECT_EQ(ms[0].uid, b);  // \Deleted, but not named
+  testing::settle(*user_);
   EXPECT_EQ(list(dir("INBOX") / "cur").size(), 1u);
   auto changes = user_->changes_since("INBOX", before);
   ASSERT_TRUE(changes);
@@ -327,6 +329,7 @@ TEST_F(MaildirStoreTest, ExpungeOfManyRemovesExactlyTheDeletedOnes) {
     left.push_back(m.uid);
   }
   EXPECT_EQ(left, kept);
+  testing::settle(*user_);
   EXPECT_EQ(list(dir("INBOX") / "cur").size(), kept.size());
   auto changes = user_->changes_since("INBOX", before);
   ASSERT_TRUE(changes);

@@ -23,6 +23,16 @@ constexpr std::string_view kUidvalidityFile = "peregrine-uidvalidity";
 
 }  // namespace
 
+std::string journal_path(std::string_view folder, std::string_view file) {
+  std::string out(folder);
+  if (!out.empty()) {
+    out += '/';
+  }
+  out += "cur/";
+  out += file;
+  return out;
+}
+
 std::int64_t now_micros() {
   return std::chrono::duration_cast<std::chrono::microseconds>(
              std::chrono::system_clock::now().time_since_epoch())
@@ -119,7 +129,7 @@ Result<std::unique_ptr<MaildirUserStore>> MaildirUserStore::open(std::string use
   if (auto r = store->make_folder(store->maildir_, true); !r) {
     return std::unexpected(r.error());
   }
-  if (auto r = store->replay_pending_renames(); !r) {
+  if (auto r = store->replay_journal(/*removals=*/true); !r) {
     return std::unexpected(r.error());
   }
   if (auto r = store->initialize(); !r) {
@@ -292,25 +302,48 @@ Result<void> MaildirUserStore::remove_tree(const std::filesystem::path& dir) {
   return first_error;
 }
 
-Result<void> MaildirUserStore::replay_pending_renames() {
-  auto pending = index_->pending_renames();
-  if (!pending) {
-    return std::unexpected(pending.error());
+Result<void> MaildirUserStore::replay_journal(bool removals) {
+  if (!removals) {
+    // The common case, at every sync: nothing to rename. Removals may be
+    // pending meanwhile; they are the RemovalQueue's.
+    auto pending = index_->has_pending_renames();
+    if (!pending) {
+      return std::unexpected(pending.error());
+    }
+    if (!*pending) {
+      return {};
+    }
   }
-  if (pending->empty()) {
-    return {};
+  auto entries = index_->journal();
+  if (!entries) {
+    return std::unexpected(entries.error());
   }
+  bool any = false;
   std::set<std::filesystem::path> touched;
-  for (const PendingRename& p : *pending) {
-    std::filesystem::path from = maildir_ / p.from;
-    std::filesystem::path to = maildir_ / p.to;
-    auto r = fs_.rename(from, to);
-    // A missing source was renamed before a crash (or removed since).
-    if (!r && r.error().code != MailError::kNotFound) {
-      return r;
+  for (const JournalEntry& e : *entries) {
+    if (e.is_removal() && !removals) {
+      continue;
+    }
+    any = true;
+    std::filesystem::path from = maildir_ / e.from;
+    // A missing source was renamed or removed before a crash (or since).
+    if (e.is_removal()) {
+      auto r = fs_.remove(from);
+      if (!r && r.error().code != MailError::kNotFound) {
+        return r;
+      }
+    } else {
+      std::filesystem::path to = maildir_ / e.to;
+      auto r = fs_.rename(from, to);
+      if (!r && r.error().code != MailError::kNotFound) {
+        return r;
+      }
+      touched.insert(to.parent_path());
     }
     touched.insert(from.parent_path());
-    touched.insert(to.parent_path());
+  }
+  if (!any) {
+    return {};
   }
   for (const auto& dir : touched) {
     auto r = fs_.sync_dir(dir);
@@ -318,7 +351,28 @@ Result<void> MaildirUserStore::replay_pending_renames() {
       return r;
     }
   }
-  return index_->clear_pending_renames();
+  return removals ? index_->clear_journal() : index_->clear_pending_renames();
+}
+
+Result<void> MaildirUserStore::finish_removals() {
+  removals_.wait();
+  (void)removals_.take_done();  // replay_journal deletes every entry
+  return replay_journal(true);
+}
+
+MaildirUserStore::~MaildirUserStore() {
+  removals_.wait();
+  std::vector<std::int64_t> done = removals_.take_done();
+  if (done.empty()) {
+    return;
+  }
+  // Best effort: an entry left behind is replayed (its file already gone)
+  // at the next open.
+  if (auto tx = index_->begin(); tx) {
+    if (index_->clear_journal_entries(std::move(done))) {
+      (void)tx->commit();
+    }
+  }
 }
 
 Result<std::uint32_t> MaildirUserStore::take_uidvalidity() {

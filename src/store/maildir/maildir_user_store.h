@@ -26,6 +26,7 @@
 #include "store/maildir/index.h"
 #include "store/maildir/maildir_fs.h"
 #include "store/maildir/maildir_store.h"
+#include "store/maildir/removal_queue.h"
 
 namespace peregrine::store::maildir {
 
@@ -33,10 +34,14 @@ class MaildirUserStore final : public UserStore {
  public:
   // Opens the user's Maildir and index under `root`, creating them and the
   // default mailboxes on first use, and finishes any work a crash left
-  // undone (pending renames, half-deleted folders).
+  // undone (the journal's renames and removals, half-deleted folders).
   static base::Result<std::unique_ptr<MaildirUserStore>> open(std::string user,
                                                               std::filesystem::path root,
                                                               const MaildirOptions& options);
+
+  // Waits for the removals of expunged messages' files still running, and
+  // deletes their journal entries.
+  ~MaildirUserStore() override;
 
   const std::string& user() const override { return user_; }
 
@@ -68,6 +73,10 @@ class MaildirUserStore final : public UserStore {
   base::Result<CopyResult> move(std::string_view source, const UidSet& uids,
                                 std::string_view dest) override;
   base::Result<std::unique_ptr<Body>> open_body(std::string_view mailbox, Uid uid) override;
+  // The files' paths in cur/ as the index has them now. Valid as long as
+  // the store's filesystem seam (MaildirOptions::fs) lives; it may outlive
+  // the store.
+  base::Result<std::shared_ptr<const BodySource>> body_source(std::string_view mailbox) override;
   base::Result<std::vector<CacheEntry>> cache_records(std::string_view mailbox,
                                                       const UidSet& uids) override;
   base::Result<ChangeSet> changes_since(std::string_view mailbox, ModSeq since) override;
@@ -81,6 +90,10 @@ class MaildirUserStore final : public UserStore {
 
   // The Maildir directory (for tests and tools).
   const std::filesystem::path& maildir() const { return maildir_; }
+  // Returns once the files of every expunge so far have been removed (or
+  // failed to be): an expunge returns before that (RemovalQueue). For tests
+  // and tools that look at the files.
+  void wait_for_removals() { removals_.wait(); }
 
  private:
   MaildirUserStore(std::string user, std::filesystem::path root, const MaildirOptions& options,
@@ -99,8 +112,16 @@ class MaildirUserStore final : public UserStore {
                                  bool sync_parent = true);
   // Removes a directory tree; best effort, returns the first error.
   base::Result<void> remove_tree(const std::filesystem::path& dir);
-  // Does the renames the journal lists and clears it.
-  base::Result<void> replay_pending_renames();
+  // Does the renames the journal lists and deletes their entries; the
+  // removals are left to the RemovalQueue (or, after a crash, to the open).
+  base::Result<void> replay_pending_renames() { return replay_journal(false); }
+  // Does what the journal lists, in order: its renames, and with `removals`
+  // its removals too (a missing file counts as done); then fsyncs the
+  // directories touched and deletes the entries done.
+  base::Result<void> replay_journal(bool removals);
+  // Before a folder is renamed or deleted, which would move files the
+  // journal names: waits for the running removals and does the rest.
+  base::Result<void> finish_removals();
   // A new UIDVALIDITY (Index::take_uidvalidity), inside the caller's
   // transaction, recorded in the Maildir before the caller commits.
   base::Result<std::uint32_t> take_uidvalidity();
@@ -181,6 +202,10 @@ class MaildirUserStore final : public UserStore {
   // whose directory is gone. `force` skips the root mtime check.
   base::Result<void> scan_folders(bool force);
   base::Result<void> sync_row(const MailboxRow& mailbox);
+  // Drops from `names` (file names in cur/ of `mailbox` that the index does
+  // not know) those whose removal the journal lists.
+  base::Result<void> skip_pending_removals(std::string_view mailbox,
+                                           std::vector<std::string>& names);
   // Drops a mailbox whose folder another program removed.
   base::Result<void> forget_mailbox(const MailboxRow& mailbox);
   // Removes "..deleted.*" directories left by an interrupted delete.
@@ -194,6 +219,8 @@ class MaildirUserStore final : public UserStore {
   MaildirOptions options_;
   MaildirFs& fs_;
   std::unique_ptr<Index> index_;
+  // After index_: destroyed (waiting for its removals) before the index.
+  RemovalQueue removals_{fs_};
   ListenerRegistry listeners_;
   std::int64_t root_mtime_ns_ = 0;  // of the Maildir at the last folder scan; 0: rescan
   std::set<std::int64_t> tmp_cleaned_;
@@ -203,6 +230,10 @@ class MaildirUserStore final : public UserStore {
 
 // The term record (term_record.h) of a message's case-folded search text.
 TermRecord packed_search_text(mime::SearchText text);
+
+// A path relative to the Maildir, as the journal holds it: `file` in cur/ of
+// the folder directory `folder` (folder_dir(), empty for INBOX).
+std::string journal_path(std::string_view folder, std::string_view file);
 
 // Wall-clock time.
 std::int64_t now_micros();

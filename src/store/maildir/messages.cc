@@ -6,6 +6,7 @@
 
 #include <future>
 #include <optional>
+#include <unordered_map>
 #include <utility>
 
 #include "base/log.h"
@@ -395,6 +396,11 @@ Result<std::vector<Uid>> MaildirUserStore::remove_messages(std::string_view mail
 
 Result<std::vector<Uid>> MaildirUserStore::remove_where(std::string_view mailbox,
                                                         const UidSet& uids, bool deleted_only) {
+  // A removal is journaled only behind no pending rename: a rename replayed
+  // after the removal could otherwise bring a removed file back.
+  if (auto r = replay_pending_renames(); !r) {
+    return std::unexpected(r.error());
+  }
   auto row = require_mailbox(mailbox);
   if (!row) {
     return std::unexpected(row.error());
@@ -403,60 +409,59 @@ Result<std::vector<Uid>> MaildirUserStore::remove_where(std::string_view mailbox
   if (!rows) {
     return std::unexpected(rows.error());
   }
-  // Unlink first, fsync cur/, then commit. A crash between leaves index rows
-  // whose files are gone, which the next sync expunges: the message was on
-  // its way out anyway, and nothing can bring it back, because its file no
-  // longer exists. (Committing first would leave a file the index does not
-  // know, and the next sync would adopt it as a new message.)
-  const std::filesystem::path cur = cur_dir(mailbox_dir(row->name));
-  std::vector<Uid> doomed;
-  std::vector<std::filesystem::path> files;
+  std::vector<const MessageRow*> doomed;
   for (const MessageRow& m : *rows) {
     if (!deleted_only || (m.meta.flags & kFlagDeleted)) {
-      doomed.push_back(m.meta.uid);
-      files.push_back(cur / m.file_name);
+      doomed.push_back(&m);
     }
   }
-  // Expunge what is removed; a message whose file could not be removed
-  // stays.
-  const std::vector<Result<void>> unlinked = remove_files(fs_, files);
   std::vector<Uid> removed;
-  Result<void> failure;
-  for (std::size_t i = 0; i < doomed.size(); ++i) {
-    if (!unlinked[i] && !is_missing(unlinked[i].error())) {
-      if (failure) {
-        failure = unlinked[i];
-      }
-      continue;
-    }
-    removed.push_back(doomed[i]);
-  }
-  if (removed.empty()) {
-    if (!failure) {
-      return std::unexpected(failure.error());
-    }
+  if (doomed.empty()) {
     return removed;
   }
-  if (auto r = fs_.sync_dir(cur); !r) {
-    // Not committed: the files may come back after a power loss, and the
-    // index still has them. The next sync settles whichever it finds.
-    return std::unexpected(r.error());
+  // The commit decides: it deletes the rows and journals the removal of
+  // their files, in one transaction. The files go afterwards, on a sync
+  // thread (RemovalQueue); until they are gone the scan treats them as
+  // gone, and an open after a crash removes them. So the caller replies
+  // after one commit, without waiting for the device to unlink anything
+  // (docs/formats/maildir-store.md, "Expunge").
+  const std::string folder = folder_dir(row->name);
+  const std::filesystem::path cur = cur_dir(mailbox_dir(row->name));
+  removed.reserve(doomed.size());
+  for (const MessageRow* m : doomed) {
+    removed.push_back(m->meta.uid);
   }
+  std::vector<RemovalQueue::Item> files;
+  files.reserve(doomed.size());
   const ModSeq modseq = row->highest_modseq + 1;
-  auto tx = index_->begin();
-  if (!tx) {
-    return std::unexpected(tx.error());
-  }
-  if (auto r = index_->expunge_messages(row->id, removed, modseq); !r) {
-    return std::unexpected(r.error());
-  }
-  if (auto r = index_->set_counters(row->id, row->uidnext, modseq); !r) {
-    return std::unexpected(r.error());
-  }
-  if (auto r = tx->commit(); !r) {
-    return std::unexpected(r.error());
+  {
+    auto tx = index_->begin();
+    if (!tx) {
+      return std::unexpected(tx.error());
+    }
+    // The entries of earlier removals that are done go in the same commit.
+    if (auto r = index_->clear_journal_entries(removals_.take_done()); !r) {
+      return std::unexpected(r.error());
+    }
+    if (auto r = index_->expunge_messages(row->id, removed, modseq); !r) {
+      return std::unexpected(r.error());
+    }
+    for (const MessageRow* m : doomed) {
+      auto id = index_->add_pending_removal(journal_path(folder, m->file_name));
+      if (!id) {
+        return std::unexpected(id.error());
+      }
+      files.push_back(RemovalQueue::Item{*id, cur / m->file_name});
+    }
+    if (auto r = index_->set_counters(row->id, row->uidnext, modseq); !r) {
+      return std::unexpected(r.error());
+    }
+    if (auto r = tx->commit(); !r) {
+      return std::unexpected(r.error());
+    }
   }
   listeners_.publish_expunged(static_cast<std::uint64_t>(row->id), removed, modseq);
+  removals_.start(std::move(files));
   return removed;
 }
 
@@ -639,9 +644,6 @@ Result<CopyResult> MaildirUserStore::move_once(const MailboxRow& source,
   // moved files into new messages and lose their keywords.
   const std::string src_rel = folder_dir(source.name);
   const std::string dest_rel = folder_dir(dest.name);
-  auto rel = [](const std::string& dir, const std::string& file) {
-    return dir.empty() ? "cur/" + file : dir + "/cur/" + file;
-  };
   std::vector<MessageMeta> appended;
   std::vector<Uid> expunged;
   const ModSeq src_modseq = source.highest_modseq + 1;
@@ -667,8 +669,8 @@ Result<CopyResult> MaildirUserStore::move_once(const MailboxRow& source,
       if (auto r = index_->expunge_message(source.id, m.meta.uid, src_modseq); !r) {
         return std::unexpected(r.error());
       }
-      if (auto r =
-              index_->add_pending_rename(rel(src_rel, m.file_name), rel(dest_rel, m.file_name));
+      if (auto r = index_->add_pending_rename(journal_path(src_rel, m.file_name),
+                                              journal_path(dest_rel, m.file_name));
           !r) {
         return std::unexpected(r.error());
       }
@@ -735,6 +737,47 @@ Result<std::unique_ptr<Body>> MaildirUserStore::open_body(std::string_view mailb
   }
   return base::fail(MailError::kExpunged,
                     "message " + std::to_string(uid) + " was removed from the Maildir");
+}
+
+namespace {
+
+// A snapshot of where each message's file is: opening one reads no index.
+class MaildirBodySource final : public BodySource {
+ public:
+  MaildirBodySource(MaildirFs& fs, std::unordered_map<Uid, std::filesystem::path> paths)
+      : fs_(fs), paths_(std::move(paths)) {}
+
+  Result<std::unique_ptr<Body>> open(Uid uid) const override {
+    auto it = paths_.find(uid);
+    if (it == paths_.end()) {
+      return base::fail(MailError::kNotFound, "message " + std::to_string(uid) + " is not known");
+    }
+    return fs_.open_body(it->second);  // ENOENT is kNotFound
+  }
+
+ private:
+  MaildirFs& fs_;
+  const std::unordered_map<Uid, std::filesystem::path> paths_;
+};
+
+}  // namespace
+
+Result<std::shared_ptr<const BodySource>> MaildirUserStore::body_source(std::string_view mailbox) {
+  auto row = require_mailbox(mailbox);
+  if (!row) {
+    return std::unexpected(row.error());
+  }
+  auto rows = index_->messages(row->id, UidSet::all());
+  if (!rows) {
+    return std::unexpected(rows.error());
+  }
+  const std::filesystem::path cur = cur_dir(mailbox_dir(row->name));
+  std::unordered_map<Uid, std::filesystem::path> paths;
+  paths.reserve(rows->size());
+  for (const MessageRow& m : *rows) {
+    paths.emplace(m.meta.uid, cur / m.file_name);
+  }
+  return std::make_shared<const MaildirBodySource>(fs_, std::move(paths));
 }
 
 Result<std::vector<CacheEntry>> MaildirUserStore::cache_records(std::string_view mailbox,

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <charconv>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 
 #include "mime/cache_record.h"
@@ -213,6 +214,26 @@ void MaildirUserStore::clean_tmp(const MailboxRow& mailbox, const std::filesyste
   }
 }
 
+Result<void> MaildirUserStore::skip_pending_removals(std::string_view mailbox,
+                                                     std::vector<std::string>& names) {
+  auto pending = index_->pending_removals();
+  if (!pending) {
+    return std::unexpected(pending.error());
+  }
+  if (pending->empty()) {
+    return {};
+  }
+  const std::string prefix = journal_path(folder_dir(mailbox), "");
+  std::unordered_set<std::string_view> doomed;
+  for (const std::string& path : *pending) {
+    if (path.starts_with(prefix)) {
+      doomed.insert(std::string_view(path).substr(prefix.size()));
+    }
+  }
+  std::erase_if(names, [&](const std::string& name) { return doomed.contains(name); });
+  return {};
+}
+
 Result<void> MaildirUserStore::sync_row(const MailboxRow& stale) {
   auto found = index_->find_mailbox(stale.name);
   if (!found) {
@@ -334,6 +355,14 @@ Result<void> MaildirUserStore::sync_row(const MailboxRow& stale) {
       candidates.push_back(name);
     }
   }
+  // The files of expunged messages whose removal the journal lists are gone,
+  // whatever the directory still shows: an expunge commits before its files
+  // are removed (RemovalQueue), and adopting one would bring it back.
+  if (!candidates.empty()) {
+    if (auto r = skip_pending_removals(row.name, candidates); !r) {
+      return r;
+    }
+  }
   std::sort(candidates.begin(), candidates.end(), arrival_order);
   struct Adopted {
     MessageRow row;
@@ -421,6 +450,22 @@ Result<void> MaildirUserStore::sync_row(const MailboxRow& stale) {
   }
   const ModSeq modseq = changes ? row.highest_modseq + 1 : row.highest_modseq;
   Uid uid = row.uidnext;
+  // A commit that only records the mtimes needs no fsync: lost in a crash,
+  // it costs the next sync one more scan (typically the first sync after a
+  // delivery, at a POP3 login or an IMAP SELECT).
+  struct DurableAgain {
+    Index* index = nullptr;
+    ~DurableAgain() {
+      if (index != nullptr) {
+        (void)index->set_durable_commits(true);
+      }
+    }
+  } durable_again;
+  if (!changes && renames.empty()) {
+    if (index_->set_durable_commits(false)) {
+      durable_again.index = index_.get();
+    }
+  }
   {
     auto tx = index_->begin();
     if (!tx) {

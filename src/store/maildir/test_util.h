@@ -20,6 +20,7 @@
 
 #include "store/api/user_store.h"
 #include "store/maildir/maildir_store.h"
+#include "store/maildir/maildir_user_store.h"
 #include "store/maildir/names.h"
 #include "test_support/temp_dir.h"
 
@@ -70,9 +71,19 @@ inline std::filesystem::path dir_of(const std::filesystem::path& maildir, std::s
   return d.empty() ? maildir : maildir / d;
 }
 
+// Waits until the files of every expunge so far are removed: an expunge
+// returns once it has committed, before its files are gone (RemovalQueue).
+inline void settle(UserStore& store) {
+  if (auto* maildir = dynamic_cast<MaildirUserStore*>(&store)) {
+    maildir->wait_for_removals();
+  }
+}
+
 // Every selectable mailbox's index rows and cur/ files agree one to one, and
-// new/ is empty: what a consistent store looks like after sync().
+// new/ is empty: what a consistent store looks like after sync() and once
+// the removals are done (settle()).
 inline void expect_consistent(UserStore& store, const std::filesystem::path& maildir) {
+  settle(store);
   auto mailboxes = store.list_mailboxes();
   ASSERT_TRUE(mailboxes) << mailboxes.error().message;
   for (const MailboxEntry& e : *mailboxes) {
