@@ -350,9 +350,16 @@ class Evaluator {
       return std::unexpected(candidates.error());
     }
     if (*candidates) {
+      // Both ascending: one pass over the two.
+      auto it = uids_.begin() + 1;
       for (store::Uid uid : (*candidates)->uids) {
-        auto it = std::lower_bound(uids_.begin() + 1, uids_.end(), uid);
-        if (it != uids_.end() && *it == uid) {
+        while (it != uids_.end() && *it < uid) {
+          ++it;
+        }
+        if (it == uids_.end()) {
+          break;
+        }
+        if (*it == uid) {
           auto seq = static_cast<std::uint32_t>(it - uids_.begin());
           if (domain[seq]) {
             seqs.push_back(seq);
