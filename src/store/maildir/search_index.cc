@@ -433,7 +433,11 @@ Result<std::optional<TextCandidates>> Index::text_candidates(std::int64_t mailbo
     if (!uids) {
       return std::unexpected(uids.error());
     }
-    std::sort(uids->begin(), uids->end());
+    // In document id order, which is UID order unless messages were moved
+    // or copied in.
+    if (!std::is_sorted(uids->begin(), uids->end())) {
+      std::sort(uids->begin(), uids->end());
+    }
     if (words->exact) {
       out.uids = std::move(*uids);
       return std::optional<TextCandidates>(std::move(out));
