@@ -65,6 +65,44 @@ std::vector<Uid> merge(const std::vector<std::int64_t>& pair_ids, const std::vec
 
 }  // namespace
 
+Result<void> DocUidMap::apply_pending(Database& db) {
+  std::sort(pending_.begin(), pending_.end());
+  pending_.erase(std::unique(pending_.begin(), pending_.end()), pending_.end());
+  for (std::int64_t id : pending_) {
+    // Wherever it was (a move changes its mailbox)...
+    for (auto& [mailbox_id, pairs] : kept_) {
+      auto at = std::lower_bound(pairs.ids.begin(), pairs.ids.end(), id);
+      if (at != pairs.ids.end() && *at == id) {
+        const auto i = at - pairs.ids.begin();
+        pairs.ids.erase(at);
+        pairs.uids.erase(pairs.uids.begin() + i);
+        --kept_pairs_;
+      }
+    }
+    // ...and where it is now, if it still is.
+    auto r = each_row(
+        db, "SELECT mailbox_id, uid FROM search_docs WHERE id = ?1",
+        [&](Statement& s) { s.bind(1, id); },
+        [&](const Statement& s) {
+          auto kept = kept_.find(s.column_int(0));
+          if (kept != kept_.end()) {
+            Pairs& pairs = kept->second;
+            auto at = std::lower_bound(pairs.ids.begin(), pairs.ids.end(), id);
+            const auto i = at - pairs.ids.begin();
+            pairs.ids.insert(at, id);
+            pairs.uids.insert(pairs.uids.begin() + i, static_cast<Uid>(s.column_int(1)));
+            ++kept_pairs_;
+          }
+          return false;
+        });
+    if (!r) {
+      return r;
+    }
+  }
+  pending_.clear();
+  return {};
+}
+
 Result<std::vector<Uid>> DocUidMap::uids(Database& db, std::int64_t mailbox_id,
                                          const std::vector<std::int64_t>& ids) {
   if (ids.empty()) {
@@ -77,8 +115,15 @@ Result<std::vector<Uid>> DocUidMap::uids(Database& db, std::int64_t mailbox_id,
   if (stale_ || *version != data_version_) {
     kept_.clear();
     kept_pairs_ = 0;
+    pending_.clear();
     stale_ = false;
     data_version_ = *version;
+  }
+  if (!pending_.empty()) {
+    if (auto r = apply_pending(db); !r) {
+      invalidate();
+      return std::unexpected(r.error());
+    }
   }
   auto it = kept_.find(mailbox_id);
   if (it == kept_.end()) {

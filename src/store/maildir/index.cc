@@ -248,9 +248,9 @@ Result<std::unique_ptr<Index>> Index::open(const std::filesystem::path& path, in
       },
       index.get());
   index->db_->set_update_hook(
-      [](void* self, const char* table) {
+      [](void* self, const char* table, std::int64_t rowid) {
         if (std::strcmp(table, "search_docs") == 0) {
-          static_cast<Index*>(self)->doc_uids_.invalidate();
+          static_cast<Index*>(self)->doc_uids_.changed(rowid);
         }
       },
       index.get());

@@ -198,8 +198,8 @@ class Index {
     std::int64_t data_version = -1;
   };
   KnownTerms known_;
-  // The hits' document ids -> UIDs, per mailbox; invalidated by every change
-  // of search_docs and every rollback (hooks set by open).
+  // The hits' document ids -> UIDs, per mailbox; told of every change of
+  // search_docs and of every rollback (hooks set by open).
   DocUidMap doc_uids_;
 };
 

@@ -444,9 +444,10 @@ TEST_F(IndexTest, ManyAndFewHitsMapToTheMailboxsUids) {
   EXPECT_EQ(ask("eldo"), inbox_seldom);  // 150 hits: a lookup each
 }
 
-// The (document id, UID) pairs a SEARCH with many hits keeps are read again
-// after every change of the term records: an append, an expunge, a move, a
-// rollback, another connection's commit.
+// The (document id, UID) pairs a SEARCH with many hits keeps follow every
+// change of the term records: an append, an expunge, a move (each read
+// again by id), many changes at once, a rollback, another connection's
+// commit (all read again).
 TEST_F(IndexTest, KeptUidPairsFollowEveryChange) {
   const std::int64_t other = mailbox("Other");
   std::vector<Uid> inbox;
@@ -489,11 +490,25 @@ TEST_F(IndexTest, KeptUidPairsFollowEveryChange) {
   }
   EXPECT_EQ(ask("ommo"), inbox);
 
+  // More changes than are read again one by one: every pair is read again.
+  {
+    auto tx = index_->begin();
+    ASSERT_TRUE(tx);
+    for (Uid uid = 500; uid < 600; ++uid) {
+      ASSERT_TRUE(add(inbox_, uid, "common"));
+      inbox.push_back(uid);
+    }
+    ASSERT_TRUE(index_->expunge_message(inbox_, 11, 3));
+    inbox.erase(std::find(inbox.begin(), inbox.end(), 11));
+    ASSERT_TRUE(tx->commit());
+  }
+  EXPECT_EQ(ask("ommo"), inbox);
+
   // Another connection's commit.
   {
     auto second = Index::open(tmp_.path() / "index.sqlite", 1000);
     ASSERT_TRUE(second) << second.error().message;
-    ASSERT_TRUE((*second)->expunge_message(inbox_, 9, 3));
+    ASSERT_TRUE((*second)->expunge_message(inbox_, 9, 4));
   }
   inbox.erase(std::find(inbox.begin(), inbox.end(), 9));
   EXPECT_EQ(ask("ommo"), inbox);

@@ -208,15 +208,15 @@ void Database::set_rollback_hook(void (*fn)(void*), void* arg) {
   sqlite3_rollback_hook(db_, fn, arg);
 }
 
-void Database::set_update_hook(void (*fn)(void*, const char* table), void* arg) {
+void Database::set_update_hook(UpdateHook fn, void* arg) {
   update_fn_ = fn;
   update_arg_ = arg;
   sqlite3_update_hook(
       db_,
       fn == nullptr ? nullptr
-                    : +[](void* self, int, const char*, const char* table, sqlite3_int64) {
+                    : +[](void* self, int, const char*, const char* table, sqlite3_int64 rowid) {
                         auto* db = static_cast<Database*>(self);
-                        db->update_fn_(db->update_arg_, table);
+                        db->update_fn_(db->update_arg_, table, rowid);
                       },
       this);
 }
