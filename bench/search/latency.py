@@ -37,7 +37,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from run import Client, free_port_in, wait_port  # noqa: E402
+from run import Client, free_port_in, stop_all, wait_port  # noqa: E402
 
 DEFAULT_QUERIES = [
     "SEARCH TEXT migratio",  # a fragment of a common word: a third of the messages
@@ -189,11 +189,7 @@ def main() -> int:
                     print(f"  {b.name:>10}: {counts[b.name][q] / 1e6:8.2f} M")
         return 0
     finally:
-        for b in builds:
-            try:
-                b.stop()
-            except Exception as e:  # keep stopping the others
-                print(f"stop: {e}", file=sys.stderr)
+        stop_all(builds)
         shutil.rmtree(work, ignore_errors=True)
 
 
