@@ -87,18 +87,13 @@ class Evaluator {
   Evaluator(const MessageView& view, store::UserStore& store, const SearchOptions& options)
       : view_(view), store_(store), options_(options), count_(view.count()) {
     uids_.resize(count_ + 1);
-    for (std::uint32_t seq = 1; seq <= count_; ++seq) {
-      uids_[seq] = view.uid_at(seq);
-    }
+    present_.resize(count_ + 1);
+    view.fill(uids_, present_);
+    present_[0] = 0;
   }
 
-  Bits all() const {
-    Bits bits(count_ + 1, 0);
-    for (std::uint32_t seq = 1; seq <= count_; ++seq) {
-      bits[seq] = view_.meta_at(seq) != nullptr;
-    }
-    return bits;
-  }
+  // The messages not expunged.
+  const Bits& all() const { return present_; }
 
   base::Result<Bits> eval(const SearchKey& key, const Bits& domain) {
     if (text_target(key.kind)) {
@@ -412,10 +407,18 @@ class Evaluator {
   const SearchOptions& options_;
   const std::uint32_t count_;
   std::vector<store::Uid> uids_;  // by sequence number; [0] unused
+  Bits present_;                  // meta_at(seq) != nullptr
   std::unordered_map<store::Uid, std::int64_t> sent_days_;
 };
 
 }  // namespace
+
+void MessageView::fill(std::vector<store::Uid>& uids, std::vector<char>& present) const {
+  for (std::uint32_t seq = 1; seq <= count(); ++seq) {
+    uids[seq] = uid_at(seq);
+    present[seq] = meta_at(seq) != nullptr;
+  }
+}
 
 bool charset_supported(std::string_view charset) {
   return is_utf8_charset(charset) || mime::is_known_charset(charset);
