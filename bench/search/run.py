@@ -230,6 +230,15 @@ def drop_files(files: list[Path], maildir: Path, owner: tuple[int, int] | None) 
             os.chown(root, *owner)
 
 
+def stop_all(servers) -> None:
+    """Stops every server, even when stopping one fails."""
+    for s in servers:
+        try:
+            s.stop()
+        except Exception as e:  # keep stopping the others
+            print(f"stop: {e}", file=sys.stderr)
+
+
 def median(values: list[float]) -> float:
     return statistics.median(values) if values else float("nan")
 
@@ -350,11 +359,7 @@ def main() -> int:
                 print(f"  {k}: {v:.2f}" if isinstance(v, float) else f"  {k}: {v}")
         return 0
     finally:
-        for s in servers:
-            try:
-                s.stop()
-            except Exception as e:  # keep stopping the others
-                print(f"stop: {e}", file=sys.stderr)
+        stop_all(servers)
         if os.environ.get("KEEP_WORK") != "1":
             shutil.rmtree(work, ignore_errors=True)
 

@@ -87,26 +87,17 @@ class Evaluator {
   Evaluator(const MessageView& view, store::UserStore& store, const SearchOptions& options)
       : view_(view), store_(store), options_(options), count_(view.count()) {
     uids_.resize(count_ + 1);
-    for (std::uint32_t seq = 1; seq <= count_; ++seq) {
-      uids_[seq] = view.uid_at(seq);
-    }
+    present_.resize(count_ + 1);
+    view.fill(uids_, present_);
+    present_[0] = 0;
   }
 
-  Bits all() const {
-    Bits bits(count_ + 1, 0);
-    for (std::uint32_t seq = 1; seq <= count_; ++seq) {
-      bits[seq] = view_.meta_at(seq) != nullptr;
-    }
-    return bits;
-  }
+  // The messages not expunged.
+  const Bits& all() const { return present_; }
 
   base::Result<Bits> eval(const SearchKey& key, const Bits& domain) {
-    if (auto target = text_target(key.kind)) {
-      TextKey text;
-      text.target = *target;
-      text.field = key.field;
-      text.needle = mime::fold_case(utf8(key.text));
-      return eval_text(text, domain);
+    if (text_target(key.kind)) {
+      return eval_texts({text_key(key)}, domain);
     }
     if (is_sent_key(key.kind)) {
       return eval_sent(key, domain);
@@ -120,15 +111,22 @@ class Evaluator {
         std::stable_sort(order.begin(), order.end(), [](const SearchKey* a, const SearchKey* b) {
           return cost(*a) < cost(*b);
         });
+        // The text keys of this AND go last and together, so a message
+        // whose file must be read to confirm them is read once for all.
         Bits in = domain;
+        std::vector<TextKey> texts;
         for (const SearchKey* child : order) {
+          if (text_target(child->kind)) {
+            texts.push_back(text_key(*child));
+            continue;
+          }
           auto r = eval(*child, in);
           if (!r) {
             return r;
           }
           in = std::move(*r);
         }
-        return in;
+        return texts.empty() ? in : eval_texts(texts, in);
       }
       case SearchKeyKind::kOr: {
         auto left = eval(key.children[0], domain);
@@ -172,6 +170,15 @@ class Evaluator {
   }
 
  private:
+  // A text key (text_target(key.kind) is set) with its needle folded.
+  TextKey text_key(const SearchKey& key) const {
+    TextKey text;
+    text.target = *text_target(key.kind);
+    text.field = key.field;
+    text.needle = mime::fold_case(utf8(key.text));
+    return text;
+  }
+
   // A key's string in UTF-8, from the SEARCH CHARSET.
   std::string utf8(const std::string& text) const {
     if (is_utf8_charset(options_.charset)) {
@@ -340,43 +347,59 @@ class Evaluator {
     return text;
   }
 
-  base::Result<Bits> eval_text(const TextKey& key, const Bits& domain) {
-    if (key.needle.empty() && key.target != TextTarget::kHeader) {
-      return domain;  // every string contains ""
-    }
-    std::vector<std::uint32_t> seqs;
-    auto candidates = store_.text_candidates(view_.mailbox(), index_query(key));
-    if (!candidates) {
-      return std::unexpected(candidates.error());
-    }
-    if (*candidates) {
+  // The messages of `domain` holding every one of `keys`: each key's
+  // candidates from the index narrow the set in turn; then each message
+  // left is read once and checked against the keys the index could not
+  // answer exactly.
+  base::Result<Bits> eval_texts(const std::vector<TextKey>& keys, const Bits& domain) {
+    Bits in = domain;
+    std::vector<const TextKey*> to_confirm;
+    for (const TextKey& key : keys) {
+      if (key.needle.empty() && key.target != TextTarget::kHeader) {
+        continue;  // every string contains ""
+      }
+      auto candidates = store_.text_candidates(view_.mailbox(), index_query(key));
+      if (!candidates) {
+        return std::unexpected(candidates.error());
+      }
+      if (!*candidates) {
+        to_confirm.push_back(&key);  // the index cannot narrow it
+        continue;
+      }
+      // Both ascending: one pass over the two.
+      Bits kept(count_ + 1, 0);
+      auto it = uids_.begin() + 1;
       for (store::Uid uid : (*candidates)->uids) {
-        auto it = std::lower_bound(uids_.begin() + 1, uids_.end(), uid);
-        if (it != uids_.end() && *it == uid) {
-          auto seq = static_cast<std::uint32_t>(it - uids_.begin());
-          if (domain[seq]) {
-            seqs.push_back(seq);
-          }
+        while (it != uids_.end() && *it < uid) {
+          ++it;
+        }
+        if (it == uids_.end()) {
+          break;
+        }
+        if (*it == uid) {
+          const auto seq = static_cast<std::size_t>(it - uids_.begin());
+          kept[seq] = in[seq];
         }
       }
-    } else {
-      seqs = members(domain);
-    }
-    Bits out(count_ + 1, 0);
-    if (*candidates && (*candidates)->exact && key.target != TextTarget::kHeader) {
-      // The index's answer is the answer: nothing to confirm.
-      for (std::uint32_t seq : seqs) {
-        out[seq] = 1;
+      in = std::move(kept);
+      if (!(*candidates)->exact || key.target == TextTarget::kHeader) {
+        to_confirm.push_back(&key);
       }
-      return out;
+    }
+    if (to_confirm.empty()) {
+      return in;  // the index's answer is the answer
     }
     // The index keeps no text: the candidates are confirmed from their
     // files, one message in memory at a time.
-    for (std::uint32_t seq : seqs) {
+    for (std::uint32_t seq = 1; seq <= count_; ++seq) {
+      if (!in[seq]) {
+        continue;
+      }
       std::optional<mime::SearchText> text = text_from_message(uids_[seq]);
-      out[seq] = text && text_matches(*text, key);
+      in[seq] = text && std::all_of(to_confirm.begin(), to_confirm.end(),
+                                    [&](const TextKey* key) { return text_matches(*text, *key); });
     }
-    return out;
+    return in;
   }
 
   const MessageView& view_;
@@ -384,10 +407,18 @@ class Evaluator {
   const SearchOptions& options_;
   const std::uint32_t count_;
   std::vector<store::Uid> uids_;  // by sequence number; [0] unused
+  Bits present_;                  // meta_at(seq) != nullptr
   std::unordered_map<store::Uid, std::int64_t> sent_days_;
 };
 
 }  // namespace
+
+void MessageView::fill(std::vector<store::Uid>& uids, std::vector<char>& present) const {
+  for (std::uint32_t seq = 1; seq <= count(); ++seq) {
+    uids[seq] = uid_at(seq);
+    present[seq] = meta_at(seq) != nullptr;
+  }
+}
 
 bool charset_supported(std::string_view charset) {
   return is_utf8_charset(charset) || mime::is_known_charset(charset);

@@ -38,6 +38,11 @@ class MessageView {
   // nullptr for a message expunged but not yet announced: it never matches.
   virtual const store::MessageMeta* meta_at(std::uint32_t seq) const = 0;
   virtual bool is_recent(store::Uid uid) const = 0;
+  // uid_at(seq) into uids[seq] and whether meta_at(seq) is not null into
+  // present[seq], for seq 1..count() (both hold count() + 1 elements): what
+  // every search reads of every message first, which a view may give faster
+  // than a call per message.
+  virtual void fill(std::vector<store::Uid>& uids, std::vector<char>& present) const;
 };
 
 struct SearchOptions {

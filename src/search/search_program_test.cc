@@ -7,6 +7,7 @@
 #include <stdlib.h>
 
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -34,6 +35,103 @@ class SnapshotView final : public MessageView {
  private:
   std::string mailbox_;
   std::vector<store::MessageMeta> messages_;
+};
+
+// A UserStore that counts the message files opened, per UID, and passes
+// every call on to the real one.
+class CountingStore final : public store::UserStore {
+ public:
+  explicit CountingStore(store::UserStore& inner) : inner_(inner) {}
+  std::map<store::Uid, int> opened;
+
+  const std::string& user() const override { return inner_.user(); }
+  base::Result<std::vector<store::MailboxEntry>> list_mailboxes() override {
+    return inner_.list_mailboxes();
+  }
+  base::Result<std::vector<std::string>> list_subscriptions() override {
+    return inner_.list_subscriptions();
+  }
+  base::Result<void> create_mailbox(std::string_view name, store::SpecialUse use) override {
+    return inner_.create_mailbox(name, use);
+  }
+  base::Result<void> delete_mailbox(std::string_view name) override {
+    return inner_.delete_mailbox(name);
+  }
+  base::Result<void> rename_mailbox(std::string_view from, std::string_view to) override {
+    return inner_.rename_mailbox(from, to);
+  }
+  base::Result<void> subscribe(std::string_view name) override { return inner_.subscribe(name); }
+  base::Result<void> unsubscribe(std::string_view name) override {
+    return inner_.unsubscribe(name);
+  }
+  base::Result<store::MailboxInfo> status(std::string_view mailbox) override {
+    return inner_.status(mailbox);
+  }
+  base::Result<store::MailboxSnapshot> open_mailbox(std::string_view mailbox) override {
+    return inner_.open_mailbox(mailbox);
+  }
+  base::Result<std::vector<store::Uid>> claim_recent(std::string_view mailbox) override {
+    return inner_.claim_recent(mailbox);
+  }
+  base::Result<store::Watch> watch(std::string_view mailbox,
+                                   store::MailboxListener& listener) override {
+    return inner_.watch(mailbox, listener);
+  }
+  base::Result<store::AppendResult> append(
+      std::string_view mailbox, std::span<const store::AppendMessage> messages) override {
+    return inner_.append(mailbox, messages);
+  }
+  base::Result<store::FlagUpdateResult> update_flags(std::string_view mailbox,
+                                                     const store::UidSet& uids,
+                                                     const store::FlagUpdate& update) override {
+    return inner_.update_flags(mailbox, uids, update);
+  }
+  base::Result<std::vector<store::Uid>> expunge(std::string_view mailbox,
+                                                const store::UidSet& uids) override {
+    return inner_.expunge(mailbox, uids);
+  }
+  base::Result<std::vector<store::Uid>> remove_messages(std::string_view mailbox,
+                                                        const store::UidSet& uids) override {
+    return inner_.remove_messages(mailbox, uids);
+  }
+  base::Result<store::CopyResult> copy(std::string_view source, const store::UidSet& uids,
+                                       std::string_view dest) override {
+    return inner_.copy(source, uids, dest);
+  }
+  base::Result<store::CopyResult> move(std::string_view source, const store::UidSet& uids,
+                                       std::string_view dest) override {
+    return inner_.move(source, uids, dest);
+  }
+  base::Result<std::unique_ptr<store::Body>> open_body(std::string_view mailbox,
+                                                       store::Uid uid) override {
+    ++opened[uid];
+    return inner_.open_body(mailbox, uid);
+  }
+  base::Result<std::vector<store::CacheEntry>> cache_records(std::string_view mailbox,
+                                                             const store::UidSet& uids) override {
+    return inner_.cache_records(mailbox, uids);
+  }
+  base::Result<store::ChangeSet> changes_since(std::string_view mailbox,
+                                               store::ModSeq since) override {
+    return inner_.changes_since(mailbox, since);
+  }
+  base::Result<std::optional<store::TextCandidates>> text_candidates(
+      std::string_view mailbox, const store::TextQuery& query) override {
+    return inner_.text_candidates(mailbox, query);
+  }
+  base::Result<store::SearchIndexStats> search_index_stats() override {
+    return inner_.search_index_stats();
+  }
+  base::Result<store::SearchIndexStats> rebuild_search_index() override {
+    return inner_.rebuild_search_index();
+  }
+  base::Result<void> sync() override { return inner_.sync(); }
+  base::Result<void> sync_mailbox(std::string_view mailbox) override {
+    return inner_.sync_mailbox(mailbox);
+  }
+
+ private:
+  store::UserStore& inner_;
 };
 
 imap::SearchKey parse_key(const std::string& criteria) {
@@ -82,9 +180,11 @@ class EvaluateTest : public ::testing::Test {
     }
   }
 
-  // The answers of `criteria` with the index on or off.
-  std::vector<std::vector<std::uint32_t>> answers(const std::vector<std::string>& criteria,
-                                                  bool fts) {
+  // The answers of `criteria` with the index on or off; `opened`, when
+  // given, gets how often each message file was opened, per criteria.
+  std::vector<std::vector<std::uint32_t>> answers(
+      const std::vector<std::string>& criteria, bool fts,
+      std::vector<std::map<store::Uid, int>>* opened = nullptr) {
     store::maildir::MaildirOptions options;
     options.data_dir = dir_ / (fts ? "on" : "off");
     options.host_name = "test.host";
@@ -104,7 +204,11 @@ class EvaluateTest : public ::testing::Test {
     SnapshotView view("INBOX", snapshot->messages);
     std::vector<std::vector<std::uint32_t>> out;
     for (const std::string& c : criteria) {
-      auto r = evaluate(view, **user, parse_key(c), SearchOptions{});
+      CountingStore counting(**user);
+      auto r = evaluate(view, counting, parse_key(c), SearchOptions{});
+      if (opened != nullptr) {
+        opened->push_back(counting.opened);
+      }
       EXPECT_TRUE(r) << c << ": " << r.error().message;
       out.push_back(r ? *r : std::vector<std::uint32_t>{});
     }
@@ -170,6 +274,26 @@ TEST_F(EvaluateTest, AgreesWithAPlainCheckOfEachMessage) {
   }
   EXPECT_EQ(on[0], body);
   EXPECT_EQ(on[1], subject);
+}
+
+// Text keys of one AND that the index cannot answer exactly are confirmed
+// together: each message file is read once, whatever the number of keys.
+TEST_F(EvaluateTest, KeysOfOneAndReadEachFileOnce) {
+  const std::vector<std::string> criteria = {
+      "BODY \"and formation\" TEXT \"about qua\"",
+      "BODY \"and formation\" TEXT \"about qua\" SUBJECT \"y s\"",
+      "SEEN TEXT \"about qua\" HEADER X-Tag t2 BODY \"and formation\""};
+  std::vector<std::map<store::Uid, int>> opened;
+  auto on = answers(criteria, true, &opened);
+  auto off = answers(criteria, false);
+  for (std::size_t i = 0; i < criteria.size(); ++i) {
+    EXPECT_EQ(on[i], off[i]) << criteria[i];
+    EXPECT_FALSE(on[i].empty()) << criteria[i];
+    EXPECT_FALSE(opened[i].empty()) << criteria[i];  // confirmed from the files
+    for (const auto& [uid, times] : opened[i]) {
+      EXPECT_EQ(times, 1) << criteria[i] << ": UID " << uid;
+    }
+  }
 }
 
 TEST(Charset, Utf8AsciiAndConvertible) {

@@ -1,5 +1,7 @@
 #include "imap/proto/response_writer.h"
 
+#include <charconv>
+
 #include "imap/proto/wire_string.h"
 
 namespace peregrine::imap {
@@ -79,10 +81,17 @@ void append_numbers(std::string& out, std::string_view name, std::span<const uin
                     std::optional<uint64_t> modseq) {
   out += "* ";
   out += name;
+  // Written in place: a SEARCH answer may hold 100,000 numbers, and growing
+  // the string number by number cost more than the digits (at most 11
+  // bytes each, space included).
+  size_t at = out.size();
+  out.resize(at + numbers.size() * 11);
   for (uint32_t n : numbers) {
-    out += ' ';
-    append_number(out, n);
+    out[at++] = ' ';
+    at = static_cast<size_t>(std::to_chars(out.data() + at, out.data() + at + 10, n).ptr -
+                             out.data());
   }
+  out.resize(at);
   if (modseq) {
     out += " (MODSEQ ";
     append_number(out, *modseq);

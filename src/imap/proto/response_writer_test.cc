@@ -186,6 +186,20 @@ TEST(ResponseWriter, SearchAndSort) {
             "* SEARCH\r\n"
             "* SEARCH 2 3 6 (MODSEQ 917162500)\r\n"
             "* SORT 2 3 6\r\n");
+  // Every width of a number, up to the largest (written in place).
+  out.clear();
+  write_search(out,
+               std::vector<uint32_t>{1, 10, 99, 100, 65535, 999999999, 1000000000, 4294967295u});
+  EXPECT_EQ(out, "* SEARCH 1 10 99 100 65535 999999999 1000000000 4294967295\r\n");
+  std::vector<uint32_t> many(100000);
+  std::string expected = "* SEARCH";
+  for (uint32_t i = 0; i < many.size(); ++i) {
+    many[i] = 4294967295u - i * 40000u;
+    expected += " " + std::to_string(many[i]);
+  }
+  out = "x";
+  write_search(out, many);
+  EXPECT_EQ(out, "x" + expected + "\r\n");
 }
 
 TEST(ResponseWriter, ESearch) {

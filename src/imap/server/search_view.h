@@ -18,6 +18,9 @@ class SearchView final : public search::MessageView {
   store::Uid uid_at(std::uint32_t seq) const override { return view_.uid_at(seq); }
   const store::MessageMeta* meta_at(std::uint32_t seq) const override { return view_.meta_at(seq); }
   bool is_recent(store::Uid uid) const override { return view_.is_recent(uid); }
+  void fill(std::vector<store::Uid>& uids, std::vector<char>& present) const override {
+    view_.fill(uids, present);
+  }
 
  private:
   const SelectedView& view_;

@@ -35,6 +35,20 @@ const store::MessageMeta* SelectedView::meta_at(std::uint32_t seq) const {
   return k.expunged ? nullptr : hub_->find(k.uid, seq - 1);
 }
 
+void SelectedView::fill(std::vector<store::Uid>& uids, std::vector<char>& present) const {
+  // Both ascending by UID: what meta_at finds by a lookup each.
+  const std::vector<store::MessageMeta>& metas = hub_->messages();
+  size_t h = 0;
+  for (size_t i = 0; i < known_.size(); ++i) {
+    const Known& k = known_[i];
+    uids[i + 1] = k.uid;
+    while (h < metas.size() && metas[h].uid < k.uid) {
+      ++h;
+    }
+    present[i + 1] = !k.expunged && h < metas.size() && metas[h].uid == k.uid;
+  }
+}
+
 std::optional<std::uint32_t> SelectedView::seq_of(store::Uid uid) const {
   size_t i = index_of(uid);
   if (i == known_.size()) {

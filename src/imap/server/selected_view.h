@@ -59,6 +59,10 @@ class SelectedView {
   store::Uid uid_at(std::uint32_t seq) const { return known_[seq - 1].uid; }
   // The metadata of message `seq`; nullptr for a ghost (expunged, not yet told).
   const store::MessageMeta* meta_at(std::uint32_t seq) const;
+  // uid_at(seq) into uids[seq] and whether meta_at(seq) is not null into
+  // present[seq], for every seq (both hold count() + 1 elements), in one
+  // pass over the view and the hub.
+  void fill(std::vector<store::Uid>& uids, std::vector<char>& present) const;
   // The sequence number of `uid`, if the client knows it.
   std::optional<std::uint32_t> seq_of(store::Uid uid) const;
   bool is_recent(store::Uid uid) const;

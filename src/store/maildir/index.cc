@@ -1,6 +1,7 @@
 #include "store/maildir/index.h"
 
 #include <algorithm>
+#include <cstring>
 #include <utility>
 
 #include "store/maildir/sql_util.h"
@@ -246,8 +247,20 @@ Result<std::unique_ptr<Index>> Index::open(const std::filesystem::path& path, in
     return std::unexpected(r.error());
   }
   std::unique_ptr<Index> index(new Index(std::move(*db)));
-  index->db_->set_rollback_hook([](void* self) { static_cast<Index*>(self)->forget_known_terms(); },
-                                index.get());
+  index->db_->set_rollback_hook(
+      [](void* self) {
+        auto* index = static_cast<Index*>(self);
+        index->forget_known_terms();
+        index->doc_uids_.invalidate();
+      },
+      index.get());
+  index->db_->set_update_hook(
+      [](void* self, const char* table, std::int64_t rowid) {
+        if (std::strcmp(table, "search_docs") == 0) {
+          static_cast<Index*>(self)->doc_uids_.changed(rowid);
+        }
+      },
+      index.get());
   if (auto r = index->migrate(); !r) {
     return std::unexpected(r.error());
   }

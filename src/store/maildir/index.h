@@ -23,6 +23,7 @@
 #include "mime/search_text.h"
 #include "store/api/types.h"
 #include "store/api/uid_set.h"
+#include "store/maildir/doc_uids.h"
 #include "store/maildir/sqlite.h"
 #include "store/maildir/term_record.h"
 
@@ -226,6 +227,9 @@ class Index {
     std::int64_t data_version = -1;
   };
   KnownTerms known_;
+  // The hits' document ids -> UIDs, per mailbox; told of every change of
+  // search_docs and of every rollback (hooks set by open).
+  DocUidMap doc_uids_;
 };
 
 // Registers peregrine_search_column(record, n) on a connection: the terms

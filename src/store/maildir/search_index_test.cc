@@ -402,11 +402,12 @@ class IndexTest : public ::testing::Test {
   }
 
   // The INBOX messages whose body holds `needle`, which must be exact.
-  std::vector<Uid> ask(const std::string& needle) {
+  std::vector<Uid> ask(const std::string& needle) { return ask_in(inbox_, needle); }
+  std::vector<Uid> ask_in(std::int64_t box, const std::string& needle) {
     TextQuery q;
     q.columns = kTextBody;
     q.needles = {needle};
-    auto r = index_->text_candidates(inbox_, q);
+    auto r = index_->text_candidates(box, q);
     EXPECT_TRUE(r && *r && (*r)->exact) << needle << (r ? "" : r.error().message);
     return r && *r ? (*r)->uids : std::vector<Uid>{0};
   }
@@ -530,6 +531,76 @@ TEST_F(IndexTest, ManyAndFewHitsMapToTheMailboxsUids) {
   EXPECT_EQ(ask("ommo"), inbox_all);     // 7,499 hits, 4,999 in INBOX: the scan
   EXPECT_EQ(ask("rar"), inbox_rare);     // 2,499 hits: the scan
   EXPECT_EQ(ask("eldo"), inbox_seldom);  // 150 hits: a lookup each
+}
+
+// The (document id, UID) pairs a SEARCH with many hits keeps follow every
+// change of the term records: an append, an expunge, a move (each read
+// again by id), many changes at once, a rollback, another connection's
+// commit (all read again).
+TEST_F(IndexTest, KeptUidPairsFollowEveryChange) {
+  const std::int64_t other = mailbox("Other");
+  std::vector<Uid> inbox;
+  for (Uid uid = 1; uid <= 400; ++uid) {
+    ASSERT_TRUE(add(inbox_, uid, "common"));
+    inbox.push_back(uid);
+  }
+  EXPECT_EQ(ask("ommo"), inbox);  // more hits than lookups: the pairs are kept
+  EXPECT_EQ(ask("ommo"), inbox);  // from the kept pairs
+
+  ASSERT_TRUE(add(inbox_, 401, "common"));
+  inbox.push_back(401);
+  EXPECT_EQ(ask("ommo"), inbox);
+
+  // Expunged: its record goes (its terms stay in the word index until the
+  // purge), so it must leave the pairs.
+  ASSERT_TRUE(index_->expunge_message(inbox_, 5, 2));
+  inbox.erase(std::find(inbox.begin(), inbox.end(), 5));
+  EXPECT_EQ(ask("ommo"), inbox);
+
+  // Moved: the same document id now belongs to another mailbox's UID.
+  MessageRow row;
+  row.meta.uid = 1;
+  row.base_name = "moved";
+  row.file_name = "moved:2,";
+  ASSERT_TRUE(index_->insert_message(other, row, std::nullopt));
+  ASSERT_TRUE(index_->move_search_text(inbox_, 7, other, 1));
+  inbox.erase(std::find(inbox.begin(), inbox.end(), 7));
+  EXPECT_EQ(ask("ommo"), inbox);
+  EXPECT_EQ(ask_in(other, "ommo"), std::vector<Uid>{1});
+
+  // Read inside a transaction that then rolls back.
+  {
+    auto tx = index_->begin();
+    ASSERT_TRUE(tx);
+    ASSERT_TRUE(add(inbox_, 402, "common"));
+    std::vector<Uid> with = inbox;
+    with.push_back(402);
+    EXPECT_EQ(ask("ommo"), with);
+  }
+  EXPECT_EQ(ask("ommo"), inbox);
+
+  // More changes than are read again one by one: every pair is read again.
+  {
+    auto tx = index_->begin();
+    ASSERT_TRUE(tx);
+    for (Uid uid = 500; uid < 600; ++uid) {
+      ASSERT_TRUE(add(inbox_, uid, "common"));
+      inbox.push_back(uid);
+    }
+    ASSERT_TRUE(index_->expunge_message(inbox_, 11, 3));
+    inbox.erase(std::find(inbox.begin(), inbox.end(), 11));
+    ASSERT_TRUE(tx->commit());
+  }
+  EXPECT_EQ(ask("ommo"), inbox);
+
+  // Another connection's commit.
+  {
+    auto second = Index::open(tmp_.path() / "index.sqlite", 1000);
+    ASSERT_TRUE(second) << second.error().message;
+    ASSERT_TRUE((*second)->expunge_message(inbox_, 9, 4));
+  }
+  inbox.erase(std::find(inbox.begin(), inbox.end(), 9));
+  EXPECT_EQ(ask("ommo"), inbox);
 }
 
 // A fragment in more terms than a query can list (a two-letter one, say) is

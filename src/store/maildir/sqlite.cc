@@ -208,6 +208,19 @@ void Database::set_rollback_hook(void (*fn)(void*), void* arg) {
   sqlite3_rollback_hook(db_, fn, arg);
 }
 
+void Database::set_update_hook(UpdateHook fn, void* arg) {
+  update_fn_ = fn;
+  update_arg_ = arg;
+  sqlite3_update_hook(
+      db_,
+      fn == nullptr ? nullptr
+                    : +[](void* self, int, const char*, const char* table, sqlite3_int64 rowid) {
+                        auto* db = static_cast<Database*>(self);
+                        db->update_fn_(db->update_arg_, table, rowid);
+                      },
+      this);
+}
+
 base::Result<std::int64_t> Database::data_version() {
   auto s = prepare("PRAGMA data_version");
   if (!s) {

@@ -97,6 +97,11 @@ class Database {
 
   // Calls fn(arg) whenever a transaction of this connection rolls back.
   void set_rollback_hook(void (*fn)(void*), void* arg);
+  // Calls fn(arg, table, rowid) for every row a statement of this
+  // connection inserts, updates or deletes in a rowid table (triggers and
+  // foreign key actions included). fn must not use the connection.
+  using UpdateHook = void (*)(void*, const char* table, std::int64_t rowid);
+  void set_update_hook(UpdateHook fn, void* arg);
   // Changes when another connection commits to the database file.
   base::Result<std::int64_t> data_version();
 
@@ -117,6 +122,8 @@ class Database {
     bool in_use = false;
   };
   sqlite3* db_;
+  UpdateHook update_fn_ = nullptr;
+  void* update_arg_ = nullptr;
   std::unordered_map<std::string, Cached> cache_;
   std::unordered_map<sqlite3_stmt*, Cached*> in_use_;
 };
