@@ -259,11 +259,6 @@ class TermSet {
   std::vector<std::uint32_t> slots_;  // 1 + index into entries_; 0: empty
 };
 
-// Calls fn(term) for every token of `text` as the word index sees it after
-// encode_capitals: each maximal run of token bytes, an ASCII capital written
-// as 0xFF and its lower-case letter, cut after kMaxTokenBytes bytes. A run
-// without capitals is passed as it lies in the text; others are built in
-// `scratch`.
 // What a byte is to the tokenizer: 0 a separator, kToken a token byte,
 // kToken | kCapital an ASCII capital.
 constexpr std::uint8_t kToken = 1;
@@ -281,6 +276,11 @@ constexpr std::array<std::uint8_t, 256> kByteKinds = [] {
   return kinds;
 }();
 
+// Calls fn(term) for every token of `text` as the word index sees it after
+// encode_capitals: each maximal run of token bytes, an ASCII capital written
+// as 0xFF and its lower-case letter, cut after kMaxTokenBytes bytes. A run
+// without capitals is passed as it lies in the text; others are built in
+// `scratch`.
 template <class Fn>
 void for_each_encoded_token(std::string_view text, std::string& scratch, Fn&& fn) {
   const std::size_t n = text.size();
