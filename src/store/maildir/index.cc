@@ -154,6 +154,15 @@ CREATE TABLE search_purge (
     R"sql(
 DROP TRIGGER IF EXISTS search_terms_insert;
 )sql",
+    // 6 -> 7: records are indexed in the word index a batch at a time
+    // instead of each by the insert trigger. The triggers go;
+    // Index::create_search_fts creates the delete trigger anew (it moves
+    // only indexed records to search_purge) and search_docs_indexed, which
+    // records every present record as indexed.
+    R"sql(
+DROP TRIGGER IF EXISTS search_docs_insert;
+DROP TRIGGER IF EXISTS search_docs_delete;
+)sql",
 };
 static_assert(std::size(kMigrations) == kIndexSchemaVersion);
 

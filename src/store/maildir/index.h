@@ -29,7 +29,7 @@
 
 namespace peregrine::store::maildir {
 
-inline constexpr int kIndexSchemaVersion = 6;
+inline constexpr int kIndexSchemaVersion = 7;
 
 struct MailboxRow {
   std::int64_t id = 0;
@@ -143,7 +143,8 @@ class Index {
   base::Result<std::vector<Uid>> uids_from(std::int64_t mailbox_id, Uid first);
 
   // ---- Full-text index (search_index.cc) ----
-  // Stores a message's term record and indexes it.
+  // Stores a message's term record (the word index takes it with its batch,
+  // kWaitingDocs).
   base::Result<void> insert_search_text(std::int64_t mailbox_id, Uid uid, const TermRecord& record);
   // Gives message `to` a copy of the term record of message `from` (copy).
   base::Result<void> copy_search_text(std::int64_t from_mailbox, Uid from_uid,
@@ -160,6 +161,8 @@ class Index {
   // Whether the word index and the vocabulary agree with the term records
   // (same number of documents, and they can be read).
   base::Result<bool> search_fts_healthy();
+  // Indexes in the word index every record that waits for its batch.
+  base::Result<void> index_waiting_docs();
   // Drops the word index and the vocabulary and indexes every term record
   // again.
   base::Result<void> rebuild_search_fts();
@@ -173,6 +176,10 @@ class Index {
   // them all by trigram (search_terms_indexed; queries read the waiting
   // ones from search_terms).
   static constexpr std::size_t kUnindexedTerms = 1024;
+  // Term records that wait before the change that adds one more indexes
+  // them all in the word index (search_docs_indexed; queries read the
+  // waiting ones from search_docs).
+  static constexpr std::size_t kWaitingDocs = 32;
   // Drops every term record, the word index and the vocabulary (before a
   // full rebuild).
   base::Result<void> clear_search_index();

@@ -85,15 +85,44 @@ Result<SearchIndexStats> MaildirUserStore::rebuild_search_index() {
   if (auto r = index_missing_texts(); !r) {
     return std::unexpected(r.error());
   }
+  // A rebuild leaves no record waiting for its batch.
+  {
+    auto tx = index_->begin();
+    if (!tx) {
+      return std::unexpected(tx.error());
+    }
+    if (auto r = index_->index_waiting_docs(); !r) {
+      return std::unexpected(r.error());
+    }
+    if (auto r = tx->commit(); !r) {
+      return std::unexpected(r.error());
+    }
+  }
   return search_index_stats();
 }
 
 Result<void> MaildirUserStore::check_search_index() {
+  // The records left waiting for their batch go into the word index first,
+  // so that the check below covers every record. A batch that fails (a
+  // damaged record) calls for the rebuild.
+  bool batched = false;
+  {
+    auto tx = index_->begin();
+    if (!tx) {
+      return std::unexpected(tx.error());
+    }
+    if (index_->index_waiting_docs()) {
+      if (auto r = tx->commit(); !r) {
+        return r;
+      }
+      batched = true;
+    }
+  }  // rolled back unless committed
   auto healthy = index_->search_fts_healthy();
   if (!healthy) {
     return std::unexpected(healthy.error());
   }
-  if (!*healthy) {
+  if (!batched || !*healthy) {
     base::log(base::LogLevel::kWarn, "search_index_rebuild",
               {{"user", user_}, {"reason", "missing or damaged"}});
     bool rebuilt = false;

@@ -9,23 +9,30 @@
 // (fewer than Index::kUnindexedTerms) wait outside the trigram index, and
 // queries read them from the vocabulary itself.
 //
-// A trigger indexes every inserted record in the inserting transaction; the
-// inserting code adds the record's new terms to the vocabulary. A deleted
-// record (expunge, mailbox deletion) is moved by another trigger to
-// search_purge in the deleting transaction and unindexed later, in bounded
-// batches (purge_search_fts), from the same record: until then its terms may
-// still match, but every hit is joined to a live search_docs row, and a
-// document id is never given again while its terms are in the index. Terms
-// of deleted records stay in the vocabulary (they find nothing) until a
-// rebuild. The format is in docs/formats/maildir-store.md, "Full-text index".
+// A record is stored, and its new terms added to the vocabulary, in the
+// transaction of the change that adds its message. The word index takes
+// the records a batch at a time (fewer than Index::kWaitingDocs wait, the
+// newest ids, above search_docs_indexed.upto): FTS5 writes a segment, and
+// merges older ones, whenever a statement that fed it ends, which costs an
+// append more than all its other index work. Queries read the waiting
+// records themselves (RecordFilter), so every answer holds the newest
+// messages. A deleted record (expunge, mailbox deletion) that the word
+// index holds is moved by a trigger to search_purge in the deleting
+// transaction and unindexed later, in bounded batches (purge_search_fts),
+// from the same record: until then its terms may still match, but every
+// hit is joined to a live search_docs row, and a document id is never
+// given again while its terms are in the index. Terms of deleted records
+// stay in the vocabulary (they find nothing) until a rebuild. The format is
+// in docs/formats/maildir-store.md, "Full-text index".
 
 #include <sqlite3.h>
 
 #include <algorithm>
-#include <array>
 #include <cstring>
+#include <iterator>
 #include <unordered_set>
 
+#include "base/log.h"
 #include "store/maildir/index.h"
 #include "store/maildir/sql_util.h"
 #include "store/maildir/text_tokens.h"
@@ -39,9 +46,8 @@ namespace {
 
 static_assert(kTermColumns == kColumnCount);
 
-// One unpacked record, kept between the calls a trigger makes for the
-// columns of the same row (and the vocabulary update after it), so the
-// record is decoded once per row.
+// One unpacked record, kept between the calls a statement makes for the
+// columns of the same row, so the record is decoded once per row.
 struct UnpackCache {
   std::string packed;
   std::vector<IndexedTerm> terms;
@@ -63,57 +69,6 @@ const std::vector<IndexedTerm>* unpacked(std::string_view packed) {
   return &cache.terms;
 }
 
-// The record Index::insert_search_text is inserting, so that the calls of
-// peregrine_search_column the insert trigger makes take its terms, and the
-// column texts made from them at the first call, instead of decoding the
-// stored bytes again.
-struct Feeding {
-  std::string_view packed;
-  const std::vector<IndexedTerm>* terms = nullptr;
-  std::array<std::string, kTermColumns> columns;
-  bool built = false;
-};
-thread_local Feeding feeding;
-
-// Sets `feeding` for the life of one insert statement.
-class FeedingScope {
- public:
-  explicit FeedingScope(const TermRecord& record) {
-    feeding.packed = record.packed;
-    feeding.terms = &record.terms;
-    feeding.built = false;
-  }
-  ~FeedingScope() {
-    feeding.terms = nullptr;
-    feeding.packed = {};
-  }
-  FeedingScope(const FeedingScope&) = delete;
-  FeedingScope& operator=(const FeedingScope&) = delete;
-};
-
-// Column n's text of the record being fed (every column made in one pass
-// over the terms, as column_terms makes each).
-const std::string& fed_column(int n) {
-  if (!feeding.built) {
-    for (std::string& c : feeding.columns) {
-      c.clear();
-    }
-    for (const IndexedTerm& t : *feeding.terms) {
-      for (int k = 0; k < kTermColumns; ++k) {
-        if (t.columns & (1u << k)) {
-          std::string& c = feeding.columns[k];
-          if (!c.empty()) {
-            c += ' ';
-          }
-          c += t.text;
-        }
-      }
-    }
-    feeding.built = true;
-  }
-  return feeding.columns[n];
-}
-
 void search_column_fn(sqlite3_context* ctx, int, sqlite3_value** argv) {
   const void* data = sqlite3_value_blob(argv[0]);
   int size = sqlite3_value_bytes(argv[0]);
@@ -121,11 +76,6 @@ void search_column_fn(sqlite3_context* ctx, int, sqlite3_value** argv) {
   std::string_view packed(static_cast<const char*>(data), data == nullptr ? 0 : size);
   if (column < 0 || column >= kTermColumns) {
     sqlite3_result_error(ctx, "corrupt term record", -1);
-    return;
-  }
-  if (feeding.terms != nullptr && packed == feeding.packed) {
-    const std::string& out = fed_column(column);
-    sqlite3_result_text64(ctx, out.data(), out.size(), SQLITE_TRANSIENT, SQLITE_UTF8);
     return;
   }
   const std::vector<IndexedTerm>* terms = unpacked(packed);
@@ -196,14 +146,19 @@ std::string create_fts_sql() {
       "CREATE VIRTUAL TABLE IF NOT EXISTS search_terms_fts USING fts5(term, "
       "content='search_terms', content_rowid='id', detail=none, columnsize=0, "
       "tokenize='trigram case_sensitive 1');\n"
-      "CREATE TRIGGER IF NOT EXISTS search_docs_insert AFTER INSERT ON search_docs BEGIN\n"
-      "  INSERT INTO search_fts (rowid, " +
-      column_list() + ") VALUES (new.id, " + column_values("new.terms") +
-      ");\n"
-      "END;\n"
-      "CREATE TRIGGER IF NOT EXISTS search_docs_delete AFTER DELETE ON search_docs BEGIN\n"
+      // Only a record the word index holds has tokens to purge.
+      "CREATE TRIGGER IF NOT EXISTS search_docs_delete AFTER DELETE ON search_docs WHEN "
+      "old.id <= (SELECT upto FROM search_docs_indexed) BEGIN\n"
       "  INSERT INTO search_purge (id, terms) VALUES (old.id, old.terms);\n"
       "END;\n"
+      // The records of ids up to `upto` are in search_fts; newer ones wait
+      // to be indexed a batch at a time (index_waiting_docs), and queries
+      // read them from search_docs. Created with every record indexed: the
+      // insert trigger of schema 6 indexed each as it came.
+      "CREATE TABLE IF NOT EXISTS search_docs_indexed (upto INTEGER NOT NULL);\n"
+      "INSERT INTO search_docs_indexed (upto) SELECT max((SELECT coalesce(max(id), 0) FROM "
+      "search_docs), (SELECT coalesce(max(id), 0) FROM search_purge)) WHERE NOT EXISTS "
+      "(SELECT 1 FROM search_docs_indexed);\n"
       // Terms by a 31-bit hash of their bytes (peregrine_term_hash): what
       // tells Index::add_terms whether a term is new, at a fraction of the
       // size of an index on the terms themselves.
@@ -227,6 +182,7 @@ constexpr std::string_view kDropFts = R"sql(
 DROP TRIGGER IF EXISTS search_docs_insert;
 DROP TRIGGER IF EXISTS search_docs_delete;
 DROP TRIGGER IF EXISTS search_terms_insert;
+DROP TABLE IF EXISTS search_docs_indexed;
 DROP TABLE IF EXISTS search_fts;
 DROP TABLE IF EXISTS search_terms_fts;
 DROP TABLE IF EXISTS search_terms;
@@ -249,10 +205,11 @@ namespace {
 
 // The id of a new search_docs row: above every id still in the word index,
 // pending purges included, so that no new text shares a rowid with an old
-// one's tokens.
+// one's tokens, and above every id the word index counts as indexed.
 constexpr std::string_view kNextDocId =
     "(SELECT max((SELECT coalesce(max(id), 0) FROM search_docs), "
-    "(SELECT coalesce(max(id), 0) FROM search_purge)) + 1)";
+    "(SELECT coalesce(max(id), 0) FROM search_purge), "
+    "(SELECT upto FROM search_docs_indexed)) + 1)";
 
 // Deletes the text of (mailbox, uid) through the delete trigger (a REPLACE
 // would not fire it), so its tokens are purged.
@@ -327,6 +284,58 @@ Result<void> index_unindexed_terms(Database& db) {
              "UPDATE search_terms_indexed SET upto = (SELECT coalesce(max(id), 0) FROM "
              "search_terms)",
              [](Statement&) {});
+}
+
+// Indexes in the word index the records search_fts lacks, in one statement
+// (FTS5 writes them as one segment when it ends), and counts them as
+// indexed: both or neither (a savepoint), so no record is ever indexed twice.
+Result<void> index_waiting_docs(Database& db) {
+  if (auto r = db.exec("SAVEPOINT search_docs_batch"); !r) {
+    return r;
+  }
+  Result<void> r = run(db,
+                       "INSERT INTO search_fts (rowid, " + column_list() + ") SELECT id, " +
+                           column_values("terms") +
+                           " FROM search_docs WHERE id > (SELECT upto FROM "
+                           "search_docs_indexed) ORDER BY id",
+                       [](Statement&) {});
+  if (r) {
+    r = run(db,
+            "UPDATE search_docs_indexed SET upto = max(upto, (SELECT coalesce(max(id), 0) FROM "
+            "search_docs))",
+            [](Statement&) {});
+  }
+  if (!r) {
+    (void)db.exec("ROLLBACK TO search_docs_batch");
+  }
+  (void)db.exec("RELEASE search_docs_batch");
+  return r;
+}
+
+// How many records wait at most (ids are given in order: the newest id
+// less `upto`).
+Result<std::int64_t> waiting_docs(Database& db) {
+  return query_int(db,
+                   "SELECT (SELECT coalesce(max(id), 0) FROM search_docs) - upto FROM "
+                   "search_docs_indexed");
+}
+
+// index_waiting_docs once Index::kWaitingDocs records wait. A batch that
+// fails (a damaged record: SQLite undoes just that statement) does not fail
+// the change that called it: the records keep waiting, queries still read
+// them, and the next open rebuilds the word index
+// (MaildirUserStore::check_search_index).
+void index_waiting_docs_if_due(Database& db) {
+  auto waiting = waiting_docs(db);
+  Result<void> r;
+  if (!waiting) {
+    r = std::unexpected(waiting.error());
+  } else if (*waiting >= static_cast<std::int64_t>(Index::kWaitingDocs)) {
+    r = index_waiting_docs(db);
+  }
+  if (!r) {
+    base::log(base::LogLevel::kWarn, "search_index_batch_failed", {{"reason", r.error().message}});
+  }
 }
 
 // Fills the vocabulary with every term of the word index (after a rebuild).
@@ -431,11 +440,16 @@ Result<void> Index::insert_search_text(std::int64_t mailbox_id, Uid uid, const T
   if (auto r = add_terms(record.terms); !r) {
     return r;
   }
-  FeedingScope feed(record);
-  return run(*db_,
-             sql("INSERT INTO search_docs (id, mailbox_id, uid, terms) VALUES (", kNextDocId,
-                 ", ?1, ?2, ?3)"),
-             [&](Statement& s) { s.bind(1, mailbox_id).bind(2, uid).bind_blob(3, record.packed); });
+  if (auto r = run(
+          *db_,
+          sql("INSERT INTO search_docs (id, mailbox_id, uid, terms) VALUES (", kNextDocId,
+              ", ?1, ?2, ?3)"),
+          [&](Statement& s) { s.bind(1, mailbox_id).bind(2, uid).bind_blob(3, record.packed); });
+      !r) {
+    return r;
+  }
+  index_waiting_docs_if_due(*db_);
+  return {};
 }
 
 Result<void> Index::copy_search_text(std::int64_t from_mailbox, Uid from_uid,
@@ -444,12 +458,17 @@ Result<void> Index::copy_search_text(std::int64_t from_mailbox, Uid from_uid,
     return r;
   }
   // The copied record's terms are in the vocabulary already.
-  return run(*db_,
-             sql("INSERT INTO search_docs (id, mailbox_id, uid, terms) SELECT ", kNextDocId,
-                 ", ?3, ?4, terms FROM search_docs WHERE mailbox_id = ?1 AND uid = ?2"),
-             [&](Statement& s) {
-               s.bind(1, from_mailbox).bind(2, from_uid).bind(3, to_mailbox).bind(4, to_uid);
-             });
+  if (auto r = run(*db_,
+                   sql("INSERT INTO search_docs (id, mailbox_id, uid, terms) SELECT ", kNextDocId,
+                       ", ?3, ?4, terms FROM search_docs WHERE mailbox_id = ?1 AND uid = ?2"),
+                   [&](Statement& s) {
+                     s.bind(1, from_mailbox).bind(2, from_uid).bind(3, to_mailbox).bind(4, to_uid);
+                   });
+      !r) {
+    return r;
+  }
+  index_waiting_docs_if_due(*db_);
+  return {};
 }
 
 Result<std::size_t> Index::purge_search_fts(std::size_t limit) {
@@ -534,6 +553,29 @@ Result<std::vector<Uid>> filter_records(Database& db, std::int64_t mailbox_id,
   return out;
 }
 
+// The mailbox's records the word index does not hold yet (fewer than
+// Index::kWaitingDocs in all), as (UID, packed terms), by UID.
+Result<std::vector<std::pair<Uid, std::string>>> waiting_records(Database& db,
+                                                                 std::int64_t mailbox_id) {
+  return collect<std::pair<Uid, std::string>>(
+      db,
+      "SELECT uid, terms FROM search_docs WHERE mailbox_id = ?1 AND id > (SELECT upto FROM "
+      "search_docs_indexed) ORDER BY uid",
+      [&](Statement& s) { s.bind(1, mailbox_id); },
+      [](const Statement& s) {
+        return std::pair(static_cast<Uid>(s.column_int(0)), std::string(s.column_blob(1)));
+      });
+}
+
+// `a` and `b` (each ascending) as one ascending list.
+std::vector<Uid> merged(const std::vector<Uid>& a, const std::vector<Uid>& b) {
+  std::vector<Uid> out;
+  out.reserve(a.size() + b.size());
+  std::merge(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(out));
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
 }  // namespace
 
 Result<std::optional<TextCandidates>> Index::text_candidates(std::int64_t mailbox_id,
@@ -576,11 +618,34 @@ Result<std::optional<TextCandidates>> Index::text_candidates(std::int64_t mailbo
     if (!std::is_sorted(uids->begin(), uids->end())) {
       std::sort(uids->begin(), uids->end());
     }
+    // The records waiting for the word index answer for themselves.
+    auto waiting = waiting_records(*db_, mailbox_id);
+    if (!waiting) {
+      return std::unexpected(waiting.error());
+    }
     if (words->exact) {
+      const RecordFilter filter(query);
+      TermScratch scratch;
+      bool uncertain = false;
+      std::vector<Uid> found;
+      for (const auto& [uid, terms] : *waiting) {
+        if (!filter.narrows() || filter.may_match(terms, scratch, &uncertain)) {
+          found.push_back(uid);
+        }
+      }
+      if (!found.empty()) {
+        out.exact = filter.narrows() && filter.exact() && !uncertain;
+        *uids = merged(*uids, found);
+      }
       out.uids = std::move(*uids);
       return std::optional<TextCandidates>(std::move(out));
     }
-    hits = std::move(*uids);
+    std::vector<Uid> all_waiting;
+    all_waiting.reserve(waiting->size());
+    for (const auto& entry : *waiting) {
+      all_waiting.push_back(entry.first);
+    }
+    hits = merged(*uids, all_waiting);
   }
   // Not exact, or not narrowed at all (a fragment in too many terms): the
   // term records narrow further, and answer exactly a single run of token
@@ -645,16 +710,18 @@ Result<bool> Index::search_fts_healthy() {
   auto exists = query_int(
       *db_,
       "SELECT count(*) FROM sqlite_schema WHERE name IN ('search_fts', 'search_fts_docsize', "
-      "'search_terms', 'search_terms_fts', 'search_term_hashes', 'search_terms_indexed')");
+      "'search_terms', 'search_terms_fts', 'search_term_hashes', 'search_terms_indexed', "
+      "'search_docs_indexed')");
   if (!exists) {
     return std::unexpected(exists.error());
   }
-  if (*exists != 6) {
+  if (*exists != 7) {
     return false;
   }
   auto same = query_int(*db_,
                         "SELECT (SELECT count(*) FROM search_fts_docsize) = "
-                        "(SELECT count(*) FROM search_docs) + (SELECT count(*) FROM search_purge)");
+                        "(SELECT count(*) FROM search_docs WHERE id <= (SELECT upto FROM "
+                        "search_docs_indexed)) + (SELECT count(*) FROM search_purge)");
   if (!same) {
     // Unreadable: as good as missing.
     return false;
@@ -662,13 +729,17 @@ Result<bool> Index::search_fts_healthy() {
   if (*same == 0) {
     return false;
   }
-  // The first and the last document must be found by a term of their own
-  // record, and that term by a trigram of it in the vocabulary: this catches
+  // The first and the last indexed document must be found by a term of
+  // their own record, and that term by a trigram of it in the vocabulary
+  // (a waiting record's terms may wait for their batch too): this catches
   // an index whose pages were damaged or lost, which FTS5 may otherwise read
   // as "no match" without an error.
   for (std::string_view order : {"ASC", "DESC"}) {
     auto docs = collect<std::pair<std::int64_t, std::string>>(
-        *db_, sql("SELECT id, terms FROM search_docs ORDER BY id ", order, " LIMIT 1"),
+        *db_,
+        sql("SELECT id, terms FROM search_docs WHERE id <= (SELECT upto FROM search_docs_indexed) "
+            "ORDER BY id ",
+            order, " LIMIT 1"),
         [](Statement&) {},
         [](const Statement& s) {
           return std::pair(s.column_int(0), std::string(s.column_blob(1)));
@@ -724,6 +795,17 @@ Result<void> Index::recreate_search_fts(bool keep_texts) {
     return r;
   }
   return create_search_fts();
+}
+
+Result<void> Index::index_waiting_docs() {
+  auto waiting = waiting_docs(*db_);
+  if (!waiting) {
+    return std::unexpected(waiting.error());
+  }
+  if (*waiting <= 0) {
+    return {};
+  }
+  return maildir::index_waiting_docs(*db_);
 }
 
 Result<void> Index::rebuild_search_fts() {

@@ -52,7 +52,7 @@ void exec(const std::filesystem::path& db_path, const std::string& sql) {
 // has its UNIQUE index.
 void set_old_schema(const std::filesystem::path& db_path, int version) {
   exec(db_path,
-       "DROP TRIGGER search_docs_insert; DROP TRIGGER search_docs_delete; "
+       "DROP TRIGGER IF EXISTS search_docs_insert; DROP TRIGGER search_docs_delete; "
        "DROP TRIGGER search_terms_insert; DROP TABLE search_terms_fts; DROP TABLE search_terms; "
        "DROP TABLE search_term_hashes; "
        "CREATE TABLE search_terms (id INTEGER PRIMARY KEY, term TEXT NOT NULL UNIQUE); "
@@ -74,7 +74,7 @@ void set_old_schema(const std::filesystem::path& db_path, int version) {
 // Replaces the term record of every message with `packed` (the triggers
 // need the server's SQL function: they are dropped; the open restores them).
 void set_records(const std::filesystem::path& db_path, const std::string& packed) {
-  exec(db_path, "DROP TRIGGER search_docs_insert; DROP TRIGGER search_docs_delete;");
+  exec(db_path, "DROP TRIGGER IF EXISTS search_docs_insert; DROP TRIGGER search_docs_delete;");
   sqlite3* db = nullptr;
   ASSERT_EQ(sqlite3_open(db_path.c_str(), &db), SQLITE_OK);
   sqlite3_stmt* stmt = nullptr;
@@ -123,12 +123,16 @@ class SearchIndexTest : public testing::StoreTest {
   std::filesystem::path db() const { return tmp_.path() / "data" / "alice" / "index.sqlite"; }
 
   // Messages and term records must always be equal; the word index holds
-  // the records and the deleted ones not yet purged.
+  // the records but those waiting for their batch (fewer than
+  // Index::kWaitingDocs), and the deleted ones not yet purged.
   void expect_in_step(std::int64_t messages) {
     EXPECT_EQ(scalar(db(), "SELECT count(*) FROM messages"), messages);
     EXPECT_EQ(scalar(db(), "SELECT count(*) FROM search_docs"), messages);
+    const std::int64_t waiting = scalar(
+        db(), "SELECT count(*) FROM search_docs WHERE id > (SELECT upto FROM search_docs_indexed)");
+    EXPECT_LT(waiting, static_cast<std::int64_t>(Index::kWaitingDocs));
     EXPECT_EQ(scalar(db(), "SELECT count(*) FROM search_fts_docsize"),
-              messages + scalar(db(), "SELECT count(*) FROM search_purge"));
+              messages - waiting + scalar(db(), "SELECT count(*) FROM search_purge"));
   }
 
   // Flags `uids` \Deleted and expunges them.
@@ -239,6 +243,7 @@ TEST_F(SearchIndexTest, VocabularyHoldsEveryIndexedTerm) {
   append("INBOX", message("Quarterly report", "Body mentions widgets, Reports.\r\n"));
   append("INBOX", message("Caf\xc3\xa9 =?utf-8?q?=C3=89COLE?=", "na\xc3\xafve x_y 42\r\n"));
   ASSERT_TRUE(user_->copy("INBOX", UidSet{1}, "Archive"));
+  reopen();  // the open indexes the records waiting for their batch
   // Every term of the word index, as FTS5 tokenized the texts, is in the
   // vocabulary the store filled with its own tokenizer.
   sqlite3* db = nullptr;
@@ -326,6 +331,35 @@ TEST_F(SearchIndexTest, Schema5VocabularyIsKeptOnUpgrade) {
             0);  // waiting for its batch
   EXPECT_EQ(candidates("INBOX", kTextSubject, {"ponml"}), std::vector<Uid>{second});
   EXPECT_EQ(candidates("INBOX", kTextBody, {"udge"}), (std::vector<Uid>{first, second}));
+}
+
+// A schema 6 index (the insert trigger indexed each record as it came)
+// keeps everything; the upgrade counts every present record as indexed,
+// and new records then wait for their batch.
+TEST_F(SearchIndexTest, Schema6RecordsAreKeptOnUpgrade) {
+  Uid first = append("INBOX", message("Quarterly", "budget zyxwvut\r\n"));
+  Uid gone = append("INBOX", message("Other", "budget\r\n"));
+  reopen();  // the open indexes the records waiting for their batch
+  user_.reset();
+  exec(db(),
+       "DROP TABLE search_docs_indexed; DROP TRIGGER search_docs_delete; "
+       "CREATE TRIGGER search_docs_delete AFTER DELETE ON search_docs BEGIN "
+       "INSERT INTO search_purge (id, terms) VALUES (old.id, old.terms); END; "
+       "PRAGMA user_version = 6;");
+  const std::int64_t docs = scalar(db(), "SELECT max(id) FROM search_docs");
+  reopen();
+  EXPECT_EQ(scalar(db(), "PRAGMA user_version"), kIndexSchemaVersion);
+  EXPECT_EQ(scalar(db(), "SELECT upto FROM search_docs_indexed"), docs);
+  expect_in_step(2);
+  EXPECT_EQ(candidates("INBOX", kTextBody, {"yxwv"}), std::vector<Uid>{first});
+  Uid second = append("INBOX", message("Plan", "budget qponmlk\r\n"));
+  EXPECT_EQ(scalar(db(), "SELECT count(*) FROM search_docs WHERE id > " + std::to_string(docs)),
+            1);  // waiting for its batch
+  EXPECT_EQ(candidates("INBOX", kTextBody, {"ponml"}), std::vector<Uid>{second});
+  EXPECT_EQ(candidates("INBOX", kTextBody, {"udge"}), (std::vector<Uid>{first, gone, second}));
+  expunge("INBOX", UidSet{gone});
+  EXPECT_EQ(scalar(db(), "SELECT count(*) FROM search_purge"), 1);
+  expect_in_step(2);
 }
 
 TEST_F(SearchIndexTest, Schema4TextsBecomeTermRecordsFromTheFilesOnUpgrade) {
@@ -490,6 +524,82 @@ TEST_F(IndexTest, TermsAreFoundBeforeAndAfterTheirTrigramBatch) {
             count("SELECT max(id) FROM search_terms"));
   EXPECT_EQ(ask("w" + std::to_string(messages) + "x42"), (std::vector<Uid>{messages}));
   EXPECT_EQ(ask("w1x0"), (std::vector<Uid>{1}));
+  auto healthy = index_->search_fts_healthy();
+  EXPECT_TRUE(healthy && *healthy);
+}
+
+// Term records join the word index a batch at a time (Index::kWaitingDocs):
+// every answer holds the waiting ones too, exact where the index's is,
+// across the batch's boundary and in their own mailbox only; a waiting
+// record that is deleted leaves nothing to purge.
+TEST_F(IndexTest, RecordsAreFoundBeforeAndAfterTheirBatch) {
+  auto count = [&](const std::string& text) {
+    sqlite3* db = nullptr;
+    std::int64_t n = -1;
+    sqlite3_stmt* stmt = nullptr;
+    if (sqlite3_open((tmp_.path() / "index.sqlite").c_str(), &db) == SQLITE_OK &&
+        sqlite3_prepare_v2(db, text.c_str(), -1, &stmt, nullptr) == SQLITE_OK &&
+        sqlite3_step(stmt) == SQLITE_ROW) {
+      n = sqlite3_column_int64(stmt, 0);
+    }
+    sqlite3_finalize(stmt);
+    sqlite3_close(db);
+    return n;
+  };
+  const std::string waiting_sql =
+      "SELECT count(*) FROM search_docs WHERE id > (SELECT upto FROM search_docs_indexed)";
+  const std::int64_t other = mailbox("Other");
+  const Uid messages = static_cast<Uid>(Index::kWaitingDocs * 2 + 5);
+  std::vector<Uid> all;
+  for (Uid n = 1; n <= messages; ++n) {
+    const std::string own = "kw" + std::to_string(n) + "z";
+    ASSERT_TRUE(add(inbox_, n, "shared " + own));
+    if (n % 3 == 0) {
+      ASSERT_TRUE(add(other, n, "elsewhere shared"));
+    }
+    all.push_back(n);
+    EXPECT_EQ(ask("hare"), all);
+    EXPECT_EQ(ask(own), std::vector<Uid>{n});
+    EXPECT_EQ(ask("w1z"), std::vector<Uid>{1});
+    EXPECT_EQ(ask_in(other, "lsewher").size(), n / 3);
+    // Two tokens: not exact; the records narrow the candidates of both.
+    TextQuery q;
+    q.columns = kTextBody;
+    q.needles = {"shared " + own};
+    auto r = index_->text_candidates(inbox_, q);
+    ASSERT_TRUE(r && *r);
+    EXPECT_EQ((*r)->uids, std::vector<Uid>{n});
+    EXPECT_LT(count(waiting_sql), static_cast<std::int64_t>(Index::kWaitingDocs));
+  }
+  EXPECT_GT(count(waiting_sql), 0);
+  EXPECT_GE(count("SELECT upto FROM search_docs_indexed"),
+            static_cast<std::int64_t>(Index::kWaitingDocs));
+
+  // Deleted: the newest record waits (nothing to purge), the first is
+  // indexed (purged later).
+  ASSERT_TRUE(index_->expunge_message(inbox_, messages, 2));
+  ASSERT_TRUE(index_->expunge_message(inbox_, 1, 2));
+  EXPECT_EQ(count("SELECT count(*) FROM search_purge"), 1);
+  all.erase(all.begin());
+  all.pop_back();
+  EXPECT_EQ(ask("hare"), all);
+  EXPECT_EQ(ask("w1z"), std::vector<Uid>{});
+  EXPECT_EQ(ask("kw" + std::to_string(messages) + "z"), std::vector<Uid>{});
+
+  // The rest goes in; the word index then holds exactly the live records
+  // and the deleted one not yet purged.
+  ASSERT_TRUE(index_->index_waiting_docs());
+  EXPECT_EQ(count(waiting_sql), 0);
+  EXPECT_EQ(count("SELECT count(*) FROM search_fts_docsize"),
+            count("SELECT count(*) FROM search_docs") + 1);
+  ASSERT_TRUE(index_->purge_search_fts(100));
+  EXPECT_EQ(count("SELECT count(*) FROM search_fts_docsize"),
+            count("SELECT count(*) FROM search_docs"));
+  EXPECT_EQ(ask("hare"), all);
+  // A new record never takes an id the word index counts as indexed.
+  ASSERT_TRUE(add(inbox_, messages + 1, "shared late"));
+  EXPECT_EQ(count(waiting_sql), 1);
+  EXPECT_EQ(ask("late"), std::vector<Uid>{messages + 1});
   auto healthy = index_->search_fts_healthy();
   EXPECT_TRUE(healthy && *healthy);
 }
@@ -721,7 +831,7 @@ TEST_F(SearchIndexTest, MissingIndexIsRebuiltAtOpen) {
   append("INBOX", message("beta", "nothing\r\n"));
   user_.reset();
   exec(db(),
-       "DROP TRIGGER search_docs_insert; DROP TRIGGER search_docs_delete; "
+       "DROP TRIGGER IF EXISTS search_docs_insert; DROP TRIGGER search_docs_delete; "
        "DROP TABLE search_fts;");
   reopen();
   expect_in_step(2);
@@ -793,6 +903,7 @@ TEST_F(SearchIndexOffTest, OffStoresNothingAndTurningItOnFillsIn) {
 TEST_F(SearchIndexTest, ExpungedMessagesNeverMatchAndArePurgedLater) {
   append("INBOX", message("one", "Unique marker zebra.\r\n"));
   append("INBOX", message("two", "Unique marker zebra.\r\n"));
+  reopen();  // the open indexes the records waiting for their batch
   expunge("INBOX", UidSet{1, 2});
   EXPECT_EQ(scalar(db(), "SELECT count(*) FROM search_purge"), 2);
   expect_in_step(0);
@@ -807,7 +918,7 @@ TEST_F(SearchIndexTest, ExpungedMessagesNeverMatchAndArePurgedLater) {
   // The append purged what was pending, in its own transaction.
   EXPECT_EQ(scalar(db(), "SELECT count(*) FROM search_purge"), 0);
   expect_in_step(1);
-  EXPECT_EQ(scalar(db(), "SELECT count(*) FROM search_fts_docsize"), 1);
+  EXPECT_EQ(scalar(db(), "SELECT count(*) FROM search_fts_docsize"), 0);  // three waits
 }
 
 TEST_F(SearchIndexTest, PurgeIsBoundedAndTheOpenFinishesIt) {
@@ -815,6 +926,7 @@ TEST_F(SearchIndexTest, PurgeIsBoundedAndTheOpenFinishesIt) {
   for (int i = 0; i < kMessages; ++i) {
     append("Archive", message("m" + std::to_string(i), "common words here\r\n"));
   }
+  reopen();  // the open indexes the records waiting for their batch
   ASSERT_TRUE(user_->delete_mailbox("Archive"));
   EXPECT_EQ(scalar(db(), "SELECT count(*) FROM search_purge"), kMessages);
   // One append purges at most a bounded batch.
@@ -833,6 +945,7 @@ TEST_F(SearchIndexTest, PurgeIsBoundedAndTheOpenFinishesIt) {
 TEST_F(SearchIndexTest, CrashBetweenExpungeAndPurgeIsHarmless) {
   append("INBOX", message("one", "alpha bravo\r\n"));
   append("INBOX", message("two", "charlie delta\r\n"));
+  reopen();  // the open indexes the records waiting for their batch
   expunge("INBOX", UidSet{1});
   // The store goes away with the purge pending (as a crash would leave it:
   // the expunge's transaction is committed, the purge never ran).
@@ -848,6 +961,7 @@ TEST_F(SearchIndexTest, CrashBetweenExpungeAndPurgeIsHarmless) {
 TEST_F(SearchIndexTest, RebuildClearsPendingPurges) {
   append("INBOX", message("one", "alpha bravo\r\n"));
   append("INBOX", message("two", "charlie delta\r\n"));
+  reopen();  // the open indexes the records waiting for their batch
   expunge("INBOX", UidSet{2});
   EXPECT_EQ(scalar(db(), "SELECT count(*) FROM search_purge"), 1);
   auto stats = user_->rebuild_search_index();
