@@ -455,11 +455,13 @@ std::optional<CacheRecord> deserialize(std::string_view bytes) {
   return rec;
 }
 
-AnalyzedMessage analyze_message(std::string_view message) {
+AnalyzedMessage analyze_message(std::string_view message, bool with_text) {
   const Part root = parse_message(message);
   AnalyzedMessage out;
   out.record = build_cache_record(message, root);
-  out.text = build_search_text(message, root);
+  if (with_text) {
+    out.text = build_search_text(message, root);
+  }
   return out;
 }
 

@@ -58,11 +58,13 @@ std::string serialize(const CacheRecord& record);
 // are truncated or corrupt.
 std::optional<CacheRecord> deserialize(std::string_view bytes);
 
-// Everything the store needs at delivery, from a single parse.
+// Everything the store needs at delivery, from a single parse. Without
+// `with_text` (the full-text index is off, or only the record is wanted)
+// the search text is left empty.
 struct AnalyzedMessage {
   CacheRecord record;
   SearchText text;
 };
-AnalyzedMessage analyze_message(std::string_view message);
+AnalyzedMessage analyze_message(std::string_view message, bool with_text = true);
 
 }  // namespace peregrine::mime

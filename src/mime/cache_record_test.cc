@@ -487,6 +487,12 @@ TEST(CacheRecordBuild, AnalyzeMessageIsRecordPlusSearchText) {
   EXPECT_EQ(a.text.headers, t.headers);
   EXPECT_EQ(a.text.body, t.body);
   EXPECT_EQ(a.record.subject, "\xc3\xa9t\xc3\xa9");
+  // Without the text (the full-text index is off): the same record.
+  AnalyzedMessage record_only = analyze_message(msg, /*with_text=*/false);
+  EXPECT_EQ(record_only.record, a.record);
+  EXPECT_TRUE(record_only.text.subject.empty());
+  EXPECT_TRUE(record_only.text.body.empty());
+  EXPECT_TRUE(record_only.text.headers.empty());
 }
 
 TEST(CacheRecordBuild, HostileInputsBuildValidRecords) {

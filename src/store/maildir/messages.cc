@@ -151,7 +151,7 @@ Result<AppendResult> MaildirUserStore::append(std::string_view mailbox,
 
   // Meanwhile, on the strand: parse each message once and stage its rows.
   for (Prepared& p : prepared) {
-    mime::AnalyzedMessage analyzed = mime::analyze_message(p.bytes);
+    mime::AnalyzedMessage analyzed = mime::analyze_message(p.bytes, options_.full_text_index);
     p.record = mime::serialize(analyzed.record);
     if (options_.full_text_index) {
       p.search_text = packed_search_text(std::move(analyzed.text));

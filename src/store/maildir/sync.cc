@@ -416,7 +416,7 @@ Result<void> MaildirUserStore::sync_row(const MailboxRow& stale) {
       touched_dirs = true;
     }
     Adopted a;
-    mime::AnalyzedMessage analyzed = mime::analyze_message(*bytes);
+    mime::AnalyzedMessage analyzed = mime::analyze_message(*bytes, options_.full_text_index);
     a.record = mime::serialize(analyzed.record);
     if (options_.full_text_index) {
       a.search_text = packed_search_text(std::move(analyzed.text));

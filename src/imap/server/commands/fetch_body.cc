@@ -19,7 +19,7 @@ std::optional<mime::CacheRecord> cache_record_of(std::string_view stored, LazyBo
   if (!bytes) {
     return std::nullopt;
   }
-  return mime::analyze_message(*bytes).record;
+  return mime::analyze_message(*bytes, /*with_text=*/false).record;
 }
 
 namespace {
