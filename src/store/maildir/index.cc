@@ -259,10 +259,10 @@ Result<std::unique_ptr<Index>> Index::open(const std::filesystem::path& path, in
   if (auto r = (*db)->exec(pragmas); !r) {
     return std::unexpected(r.error());
   }
-  if (auto r = register_search_functions(**db); !r) {
+  std::unique_ptr<Index> index(new Index(std::move(*db)));
+  if (auto r = register_search_functions(*index->db_, &index->recent_columns_); !r) {
     return std::unexpected(r.error());
   }
-  std::unique_ptr<Index> index(new Index(std::move(*db)));
   index->db_->set_rollback_hook(
       [](void* self) {
         auto* index = static_cast<Index*>(self);

@@ -9,7 +9,9 @@
 // Typed queries only; the caller (MaildirUserStore) decides what goes in
 // one transaction. Not thread-safe.
 
+#include <array>
 #include <cstdint>
+#include <deque>
 #include <filesystem>
 #include <memory>
 #include <optional>
@@ -65,6 +67,31 @@ struct MailboxCounts {
   std::uint32_t unseen = 0;
   std::uint32_t recent = 0;
   std::uint64_t size = 0;
+};
+
+// The column texts (column_terms) of the term records stored since the
+// last batch, by their packed bytes. An entry depends only on those bytes,
+// so it is never stale; the oldest go past kBytes.
+class RecentColumns {
+ public:
+  static constexpr std::size_t kBytes = 4 * 1024 * 1024;
+  using Columns = std::array<std::string, kTermColumns>;
+  void add(const TermRecord& record);
+  // The columns of the record packed as `packed`; nullptr when not held.
+  const Columns* find(std::string_view packed) const;
+  void clear() {
+    entries_.clear();
+    bytes_ = 0;
+  }
+
+ private:
+  struct Entry {
+    std::string packed;
+    Columns columns;
+    std::size_t bytes = 0;
+  };
+  std::deque<Entry> entries_;
+  std::size_t bytes_ = 0;
 };
 
 class Index {
@@ -237,12 +264,16 @@ class Index {
   // The hits' document ids -> UIDs, per mailbox; told of every change of
   // search_docs and of every rollback (hooks set by open).
   DocUidMap doc_uids_;
+  // The column texts of the records this connection stored lately, so the
+  // batch that indexes them need not decode them again.
+  RecentColumns recent_columns_;
 };
 
 // Registers peregrine_search_column(record, n) on a connection: the terms
 // of column n (0 From, 1 To, 2 Cc, 3 Bcc, 4 Subject, 5 headers, 6 body) of a
-// packed term record, separated by spaces (column_terms).
-base::Result<void> register_search_functions(Database& db);
+// packed term record, separated by spaces (column_terms). With `recent`,
+// the records it holds are answered from it.
+base::Result<void> register_search_functions(Database& db, const RecentColumns* recent);
 
 // Keywords as the index stores them: joined by single spaces (keywords never
 // contain one).

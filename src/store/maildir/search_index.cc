@@ -78,6 +78,13 @@ void search_column_fn(sqlite3_context* ctx, int, sqlite3_value** argv) {
     sqlite3_result_error(ctx, "corrupt term record", -1);
     return;
   }
+  if (const auto* recent = static_cast<const RecentColumns*>(sqlite3_user_data(ctx))) {
+    if (const RecentColumns::Columns* columns = recent->find(packed)) {
+      const std::string& out = (*columns)[column];
+      sqlite3_result_text64(ctx, out.data(), out.size(), SQLITE_TRANSIENT, SQLITE_UTF8);
+      return;
+    }
+  }
   const std::vector<IndexedTerm>* terms = unpacked(packed);
   if (terms == nullptr) {
     sqlite3_result_error(ctx, "corrupt term record", -1);
@@ -192,8 +199,46 @@ DROP TABLE IF EXISTS search_terms_indexed;
 
 }  // namespace
 
-Result<void> register_search_functions(Database& db) {
-  if (auto r = db.create_function("peregrine_search_column", 2, search_column_fn); !r) {
+void RecentColumns::add(const TermRecord& record) {
+  Entry entry;
+  entry.packed = record.packed;
+  entry.bytes = record.packed.size();
+  for (const IndexedTerm& t : record.terms) {
+    for (int k = 0; k < kTermColumns; ++k) {
+      if (t.columns & (1u << k)) {
+        std::string& c = entry.columns[k];
+        if (!c.empty()) {
+          c += ' ';
+        }
+        c += t.text;
+        entry.bytes += t.text.size() + 1;
+      }
+    }
+  }
+  if (entry.bytes > kBytes) {
+    return;
+  }
+  while (bytes_ + entry.bytes > kBytes) {
+    bytes_ -= entries_.front().bytes;
+    entries_.pop_front();
+  }
+  bytes_ += entry.bytes;
+  entries_.push_back(std::move(entry));
+}
+
+const RecentColumns::Columns* RecentColumns::find(std::string_view packed) const {
+  for (auto it = entries_.rbegin(); it != entries_.rend(); ++it) {
+    if (it->packed == packed) {
+      return &it->columns;
+    }
+  }
+  return nullptr;
+}
+
+Result<void> register_search_functions(Database& db, const RecentColumns* recent) {
+  if (auto r = db.create_function("peregrine_search_column", 2, search_column_fn,
+                                  const_cast<RecentColumns*>(recent));
+      !r) {
     return r;
   }
   return db.create_function("peregrine_term_hash", 1, term_hash_fn);
@@ -320,22 +365,26 @@ Result<std::int64_t> waiting_docs(Database& db) {
                    "search_docs_indexed");
 }
 
-// index_waiting_docs once Index::kWaitingDocs records wait. A batch that
-// fails (a damaged record: SQLite undoes just that statement) does not fail
-// the change that called it: the records keep waiting, queries still read
-// them, and the next open rebuilds the word index
-// (MaildirUserStore::check_search_index).
-void index_waiting_docs_if_due(Database& db) {
+// index_waiting_docs once Index::kWaitingDocs records wait; whether it
+// indexed them. A batch that fails (a damaged record: SQLite undoes just
+// that statement) does not fail the change that called it: the records
+// keep waiting, queries still read them, and the next open rebuilds the
+// word index (MaildirUserStore::check_search_index).
+bool index_waiting_docs_if_due(Database& db) {
   auto waiting = waiting_docs(db);
   Result<void> r;
   if (!waiting) {
     r = std::unexpected(waiting.error());
   } else if (*waiting >= static_cast<std::int64_t>(Index::kWaitingDocs)) {
     r = index_waiting_docs(db);
+    if (r) {
+      return true;
+    }
   }
   if (!r) {
     base::log(base::LogLevel::kWarn, "search_index_batch_failed", {{"reason", r.error().message}});
   }
+  return false;
 }
 
 // Fills the vocabulary with every term of the word index (after a rebuild).
@@ -448,7 +497,10 @@ Result<void> Index::insert_search_text(std::int64_t mailbox_id, Uid uid, const T
       !r) {
     return r;
   }
-  index_waiting_docs_if_due(*db_);
+  recent_columns_.add(record);
+  if (index_waiting_docs_if_due(*db_)) {
+    recent_columns_.clear();
+  }
   return {};
 }
 
@@ -467,7 +519,9 @@ Result<void> Index::copy_search_text(std::int64_t from_mailbox, Uid from_uid,
       !r) {
     return r;
   }
-  index_waiting_docs_if_due(*db_);
+  if (index_waiting_docs_if_due(*db_)) {
+    recent_columns_.clear();
+  }
   return {};
 }
 
@@ -805,7 +859,11 @@ Result<void> Index::index_waiting_docs() {
   if (*waiting <= 0) {
     return {};
   }
-  return maildir::index_waiting_docs(*db_);
+  if (auto r = maildir::index_waiting_docs(*db_); !r) {
+    return r;
+  }
+  recent_columns_.clear();
+  return {};
 }
 
 Result<void> Index::rebuild_search_fts() {

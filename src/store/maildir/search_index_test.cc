@@ -975,6 +975,55 @@ TEST_F(SearchIndexTest, RebuildClearsPendingPurges) {
   EXPECT_EQ(candidates("INBOX", kTextBody, {"alpha"}), std::vector<Uid>{1});
 }
 
+// The column texts kept for the batch are column_terms' of the record they
+// are found by, and no record's but theirs; the oldest go past the bound.
+TEST(RecentColumns, AnswerForTheirOwnRecordOnly) {
+  auto record = [](const std::string& subject, const std::string& body) {
+    mime::SearchText t;
+    t.from = "ann <ann@example.org>";
+    t.subject = subject;
+    t.body = body;
+    TermRecord r;
+    r.terms = index_terms(t);
+    r.packed = pack_terms(r.terms);
+    return r;
+  };
+  RecentColumns recent;
+  const TermRecord a = record("plan", "the budget plan");
+  const TermRecord b = record("lunch", "the menu");
+  recent.add(a);
+  recent.add(b);
+  for (const TermRecord* r : {&a, &b}) {
+    const RecentColumns::Columns* columns = recent.find(r->packed);
+    ASSERT_NE(columns, nullptr);
+    for (int n = 0; n < kTermColumns; ++n) {
+      EXPECT_EQ((*columns)[n], column_terms(r->terms, n)) << n;
+    }
+  }
+  EXPECT_EQ(recent.find(record("plan", "the budget").packed), nullptr);
+  // A record as large as the bound is not kept; ones that fill it push
+  // out the older ones.
+  auto words = [](std::size_t bytes, const std::string& prefix) {
+    std::string out;
+    for (int i = 0; out.size() < bytes; ++i) {
+      out += prefix + std::to_string(i) + " ";
+    }
+    return out;
+  };
+  const TermRecord big = record("big", words(RecentColumns::kBytes, "w"));
+  recent.add(big);
+  EXPECT_EQ(recent.find(big.packed), nullptr);
+  EXPECT_NE(recent.find(a.packed), nullptr);
+  const TermRecord half = record("half", words(RecentColumns::kBytes / 2, "h"));
+  recent.add(half);
+  EXPECT_NE(recent.find(a.packed), nullptr);
+  recent.add(record("other", words(RecentColumns::kBytes / 2, "o")));
+  EXPECT_EQ(recent.find(a.packed), nullptr);
+  EXPECT_EQ(recent.find(half.packed), nullptr);
+  recent.clear();
+  EXPECT_EQ(recent.find(b.packed), nullptr);
+}
+
 TEST(TermRecord, HoldsEachDistinctTermWithItsColumns) {
   mime::SearchText t;
   t.from = "ann <ann@example.org>";

@@ -195,9 +195,10 @@ base::Result<Transaction> Database::begin() {
   return Transaction(this);
 }
 
-base::Result<void> Database::create_function(const char* name, int args, SqlFunction fn) {
-  int rc = sqlite3_create_function_v2(db_, name, args, SQLITE_UTF8 | SQLITE_DETERMINISTIC, nullptr,
-                                      fn, nullptr, nullptr, nullptr);
+base::Result<void> Database::create_function(const char* name, int args, SqlFunction fn,
+                                             void* data) {
+  int rc = sqlite3_create_function_v2(db_, name, args, SQLITE_UTF8 | SQLITE_DETERMINISTIC, data, fn,
+                                      nullptr, nullptr, nullptr);
   if (rc != SQLITE_OK) {
     return std::unexpected(error(rc, name));
   }

@@ -93,7 +93,9 @@ class Database {
   // Registers a deterministic SQL function of `args` arguments for this
   // connection (triggers of the schema may call it).
   using SqlFunction = void (*)(sqlite3_context*, int, sqlite3_value**);
-  base::Result<void> create_function(const char* name, int args, SqlFunction fn);
+  // `data` is what sqlite3_user_data gives the function (or null).
+  base::Result<void> create_function(const char* name, int args, SqlFunction fn,
+                                     void* data = nullptr);
 
   // Calls fn(arg) whenever a transaction of this connection rolls back.
   void set_rollback_hook(void (*fn)(void*), void* arg);
