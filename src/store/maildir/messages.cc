@@ -11,6 +11,8 @@
 
 #include "base/log.h"
 #include "mime/cache_record.h"
+#include "mime/part.h"
+#include "mime/search_text.h"
 #include "store/api/flags.h"
 #include "store/maildir/maildir_user_store.h"
 #include "store/maildir/names.h"
@@ -32,8 +34,9 @@ base::Error file_missing(const base::Error& e) {
 bool is_missing(const base::Error& e) { return e.code == MailError::kNotFound; }
 
 // Waits for a SyncThreads task when the scope ends, if no one read it.
+template <typename T>
 struct WaitOnExit {
-  std::future<Result<void>>& future;
+  std::future<T>& future;
   ~WaitOnExit() {
     if (future.valid()) {
       future.wait();
@@ -49,8 +52,11 @@ struct WaitOnExit {
 //
 //   sync thread:  write each file (unnamed, or in tmp/), fsync it, name it in
 //                 cur/ (link, or rename) -> fsync cur/
-//   the strand:   parse, stage the rows (FTS) -> wait for the names -> COMMIT
-//                 (fdatasync) -> wait for the fsync of cur/ -> return
+//   another:      each message's search text, terms and term record (with
+//                 the full-text index on)
+//   the strand:   parse, stage the message rows -> wait for the term records,
+//                 stage them -> wait for the names -> COMMIT (fdatasync) ->
+//                 wait for the fsync of cur/ -> return
 //
 // The one order kept is each file's fsync before its name in cur/ (link or
 // rename), and every name before the commit starts: so a name in cur/ never
@@ -149,13 +155,22 @@ Result<AppendResult> MaildirUserStore::append(std::string_view mailbox,
     }
   };
 
-  // Meanwhile, on the strand: parse each message once and stage its rows.
+  // Meanwhile the full-text index's share, the larger one (search text,
+  // terms, packed record), is made on another thread, while the strand
+  // parses each message for its cache record and stages its rows. The two
+  // write different members of each Prepared.
+  std::future<void> texts;
+  if (options_.full_text_index) {
+    texts = sync_threads().run([&prepared] {
+      for (Prepared& p : prepared) {
+        const mime::Part root = mime::parse_message(p.bytes);
+        p.search_text = packed_search_text(mime::build_search_text(p.bytes, root));
+      }
+    });
+  }
+  WaitOnExit wait_texts{texts};
   for (Prepared& p : prepared) {
-    mime::AnalyzedMessage analyzed = mime::analyze_message(p.bytes, options_.full_text_index);
-    p.record = mime::serialize(analyzed.record);
-    if (options_.full_text_index) {
-      p.search_text = packed_search_text(std::move(analyzed.text));
-    }
+    p.record = mime::serialize(mime::analyze_message(p.bytes, /*with_text=*/false).record);
   }
   AppendResult result;
   std::optional<Transaction> tx;
@@ -177,6 +192,11 @@ Result<AppendResult> MaildirUserStore::append(std::string_view mailbox,
       if (auto r = index_->insert_message(current->id, p.row, p.record); !r) {
         return r;
       }
+    }
+    if (texts.valid()) {
+      texts.get();
+    }
+    for (const Prepared& p : prepared) {
       if (!p.search_text.empty()) {
         if (auto r = index_->insert_search_text(current->id, p.row.meta.uid, p.search_text); !r) {
           return r;
