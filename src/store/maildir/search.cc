@@ -19,6 +19,20 @@ constexpr std::size_t kFillBatch = 256;
 // Deleted texts unindexed per transaction at open.
 constexpr std::size_t kPurgeBatch = 256;
 
+// Runs `step` in a transaction of its own: committed when it succeeds,
+// rolled back when it fails.
+template <typename Step>
+Result<void> in_transaction(Index& index, Step step) {
+  auto tx = index.begin();
+  if (!tx) {
+    return std::unexpected(tx.error());
+  }
+  if (auto r = step(); !r) {
+    return r;
+  }
+  return tx->commit();
+}
+
 }  // namespace
 
 TermRecord packed_search_text(mime::SearchText text) {
@@ -70,33 +84,15 @@ Result<SearchIndexStats> MaildirUserStore::search_index_stats() {
 }
 
 Result<SearchIndexStats> MaildirUserStore::rebuild_search_index() {
-  {
-    auto tx = index_->begin();
-    if (!tx) {
-      return std::unexpected(tx.error());
-    }
-    if (auto r = index_->clear_search_index(); !r) {
-      return std::unexpected(r.error());
-    }
-    if (auto r = tx->commit(); !r) {
-      return std::unexpected(r.error());
-    }
+  if (auto r = in_transaction(*index_, [&] { return index_->clear_search_index(); }); !r) {
+    return std::unexpected(r.error());
   }
   if (auto r = index_missing_texts(); !r) {
     return std::unexpected(r.error());
   }
   // A rebuild leaves no record waiting for its batch.
-  {
-    auto tx = index_->begin();
-    if (!tx) {
-      return std::unexpected(tx.error());
-    }
-    if (auto r = index_->index_waiting_docs(); !r) {
-      return std::unexpected(r.error());
-    }
-    if (auto r = tx->commit(); !r) {
-      return std::unexpected(r.error());
-    }
+  if (auto r = in_transaction(*index_, [&] { return index_->index_waiting_docs(); }); !r) {
+    return std::unexpected(r.error());
   }
   return search_index_stats();
 }
@@ -105,19 +101,8 @@ Result<void> MaildirUserStore::check_search_index() {
   // The records left waiting for their batch go into the word index first,
   // so that the check below covers every record. A batch that fails (a
   // damaged record) calls for the rebuild.
-  bool batched = false;
-  {
-    auto tx = index_->begin();
-    if (!tx) {
-      return std::unexpected(tx.error());
-    }
-    if (index_->index_waiting_docs()) {
-      if (auto r = tx->commit(); !r) {
-        return r;
-      }
-      batched = true;
-    }
-  }  // rolled back unless committed
+  const bool batched =
+      in_transaction(*index_, [&] { return index_->index_waiting_docs(); }).has_value();
   auto healthy = index_->search_fts_healthy();
   if (!healthy) {
     return std::unexpected(healthy.error());
@@ -125,19 +110,8 @@ Result<void> MaildirUserStore::check_search_index() {
   if (!batched || !*healthy) {
     base::log(base::LogLevel::kWarn, "search_index_rebuild",
               {{"user", user_}, {"reason", "missing or damaged"}});
-    bool rebuilt = false;
-    {
-      auto tx = index_->begin();
-      if (!tx) {
-        return std::unexpected(tx.error());
-      }
-      if (index_->rebuild_search_fts()) {
-        if (auto r = tx->commit(); !r) {
-          return r;
-        }
-        rebuilt = true;
-      }
-    }  // rolled back unless committed
+    const bool rebuilt =
+        in_transaction(*index_, [&] { return index_->rebuild_search_fts(); }).has_value();
     if (!rebuilt) {
       // The term records themselves are unreadable: start again from the files.
       auto r = rebuild_search_index();
