@@ -251,7 +251,9 @@ Result<std::unique_ptr<Index>> Index::open(const std::filesystem::path& path, in
   // cache: an APPEND into a 100,000-message mailbox (a 700 MB index) read
   // about 170 pages that way, a system call each (bench/search/append_cpu.py
   // under strace -c). The mapped pages are the kernel's page cache, shared
-  // by every connection, so an open store costs no more memory for it.
+  // by every connection, so an open store costs no more memory for it. The
+  // price: a read error of the disk under the map ends the process
+  // (SIGBUS) where a pread would have failed one statement.
   std::string pragmas = "PRAGMA busy_timeout = " + std::to_string(busy_timeout_ms) +
                         "; PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL;"
                         " PRAGMA foreign_keys = ON; PRAGMA wal_autocheckpoint = 4000;"
