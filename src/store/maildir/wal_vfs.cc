@@ -54,37 +54,34 @@ int pass_close(sqlite3_file* file) {
   int closed = real_methods(file)->xClose(real(file));
   return rc != SQLITE_OK ? rc : closed;
 }
-int pass_read(sqlite3_file* file, void* out, int amount, sqlite3_int64 offset) {
-  return real_methods(file)->xRead(real(file), out, amount, offset);
-}
-int pass_write(sqlite3_file* file, const void* in, int amount, sqlite3_int64 offset) {
-  return real_methods(file)->xWrite(real(file), in, amount, offset);
-}
-int pass_truncate(sqlite3_file* file, sqlite3_int64 size) {
-  return real_methods(file)->xTruncate(real(file), size);
-}
-int pass_sync(sqlite3_file* file, int flags) {
-  return real_methods(file)->xSync(real(file), flags);
-}
-int pass_file_size(sqlite3_file* file, sqlite3_int64* size) {
-  return real_methods(file)->xFileSize(real(file), size);
-}
-int pass_lock(sqlite3_file* file, int level) {
-  return real_methods(file)->xLock(real(file), level);
-}
-int pass_unlock(sqlite3_file* file, int level) {
-  return real_methods(file)->xUnlock(real(file), level);
-}
-int pass_check_reserved(sqlite3_file* file, int* out) {
-  return real_methods(file)->xCheckReservedLock(real(file), out);
-}
-int pass_file_control(sqlite3_file* file, int op, void* arg) {
-  return real_methods(file)->xFileControl(real(file), op, arg);
-}
-int pass_sector_size(sqlite3_file* file) { return real_methods(file)->xSectorSize(real(file)); }
-int pass_device(sqlite3_file* file) {
-  return real_methods(file)->xDeviceCharacteristics(real(file));
-}
+// A method of the wrapped file, called with the same arguments (pass), or
+// after what a WAL file buffered is written out (after_flush).
+template <auto Method>
+struct Forward;
+template <typename R, typename... A, R (*sqlite3_io_methods::*Method)(sqlite3_file*, A...)>
+struct Forward<Method> {
+  static R pass(sqlite3_file* file, A... args) {
+    return (real_methods(file)->*Method)(real(file), args...);
+  }
+  static R after_flush(sqlite3_file* file, A... args) {
+    if (int rc = flush(file); rc != SQLITE_OK) {
+      return rc;
+    }
+    return pass(file, args...);
+  }
+};
+using Read = Forward<&sqlite3_io_methods::xRead>;
+using Write = Forward<&sqlite3_io_methods::xWrite>;
+using Truncate = Forward<&sqlite3_io_methods::xTruncate>;
+using Sync = Forward<&sqlite3_io_methods::xSync>;
+using FileSize = Forward<&sqlite3_io_methods::xFileSize>;
+using Lock = Forward<&sqlite3_io_methods::xLock>;
+using Unlock = Forward<&sqlite3_io_methods::xUnlock>;
+using CheckReserved = Forward<&sqlite3_io_methods::xCheckReservedLock>;
+using FileControl = Forward<&sqlite3_io_methods::xFileControl>;
+using SectorSize = Forward<&sqlite3_io_methods::xSectorSize>;
+using Device = Forward<&sqlite3_io_methods::xDeviceCharacteristics>;
+
 int pass_shm_map(sqlite3_file* file, int region, int size, int extend, void volatile** out) {
   const sqlite3_io_methods* m = real_methods(file);
   return m->iVersion >= 2 ? m->xShmMap(real(file), region, size, extend, out) : SQLITE_IOERR;
@@ -132,7 +129,7 @@ int wal_write(sqlite3_file* file, const void* in, int amount, sqlite3_int64 offs
       return rc;
     }
     if (size > kMaxBufferedBytes) {
-      return pass_write(file, in, amount, offset);
+      return Write::pass(file, in, amount, offset);
     }
   }
   if (pending.empty()) {
@@ -151,36 +148,6 @@ int wal_write(sqlite3_file* file, const void* in, int amount, sqlite3_int64 offs
   }
   return SQLITE_OK;
 }
-int wal_read(sqlite3_file* file, void* out, int amount, sqlite3_int64 offset) {
-  if (int rc = flush(file); rc != SQLITE_OK) {
-    return rc;
-  }
-  return pass_read(file, out, amount, offset);
-}
-int wal_truncate(sqlite3_file* file, sqlite3_int64 size) {
-  if (int rc = flush(file); rc != SQLITE_OK) {
-    return rc;
-  }
-  return pass_truncate(file, size);
-}
-int wal_sync(sqlite3_file* file, int flags) {
-  if (int rc = flush(file); rc != SQLITE_OK) {
-    return rc;
-  }
-  return pass_sync(file, flags);
-}
-int wal_file_size(sqlite3_file* file, sqlite3_int64* size) {
-  if (int rc = flush(file); rc != SQLITE_OK) {
-    return rc;
-  }
-  return pass_file_size(file, size);
-}
-int wal_file_control(sqlite3_file* file, int op, void* arg) {
-  if (int rc = flush(file); rc != SQLITE_OK) {
-    return rc;
-  }
-  return pass_file_control(file, op, arg);
-}
 int wal_fetch(sqlite3_file* file, sqlite3_int64 offset, int amount, void** out) {
   if (int rc = flush(file); rc != SQLITE_OK) {
     return rc;
@@ -188,45 +155,40 @@ int wal_fetch(sqlite3_file* file, sqlite3_int64 offset, int amount, void** out) 
   return pass_fetch(file, offset, amount, out);
 }
 
-constexpr sqlite3_io_methods kPassMethods = {3,
-                                             pass_close,
-                                             pass_read,
-                                             pass_write,
-                                             pass_truncate,
-                                             pass_sync,
-                                             pass_file_size,
-                                             pass_lock,
-                                             pass_unlock,
-                                             pass_check_reserved,
-                                             pass_file_control,
-                                             pass_sector_size,
-                                             pass_device,
-                                             pass_shm_map,
-                                             pass_shm_lock,
-                                             pass_shm_barrier,
-                                             pass_shm_unmap,
-                                             pass_fetch,
-                                             pass_unfetch};
+constexpr sqlite3_io_methods kPassMethods = {.iVersion = 3,
+                                             .xClose = pass_close,
+                                             .xRead = Read::pass,
+                                             .xWrite = Write::pass,
+                                             .xTruncate = Truncate::pass,
+                                             .xSync = Sync::pass,
+                                             .xFileSize = FileSize::pass,
+                                             .xLock = Lock::pass,
+                                             .xUnlock = Unlock::pass,
+                                             .xCheckReservedLock = CheckReserved::pass,
+                                             .xFileControl = FileControl::pass,
+                                             .xSectorSize = SectorSize::pass,
+                                             .xDeviceCharacteristics = Device::pass,
+                                             .xShmMap = pass_shm_map,
+                                             .xShmLock = pass_shm_lock,
+                                             .xShmBarrier = pass_shm_barrier,
+                                             .xShmUnmap = pass_shm_unmap,
+                                             .xFetch = pass_fetch,
+                                             .xUnfetch = pass_unfetch};
 
-constexpr sqlite3_io_methods kWalMethods = {3,
-                                            pass_close,
-                                            wal_read,
-                                            wal_write,
-                                            wal_truncate,
-                                            wal_sync,
-                                            wal_file_size,
-                                            pass_lock,
-                                            pass_unlock,
-                                            pass_check_reserved,
-                                            wal_file_control,
-                                            pass_sector_size,
-                                            pass_device,
-                                            pass_shm_map,
-                                            pass_shm_lock,
-                                            pass_shm_barrier,
-                                            pass_shm_unmap,
-                                            wal_fetch,
-                                            pass_unfetch};
+// A WAL file's: writes buffered, the other operations on the file's bytes
+// after the buffer is written out.
+constexpr sqlite3_io_methods wal_methods() {
+  sqlite3_io_methods m = kPassMethods;
+  m.xRead = Read::after_flush;
+  m.xWrite = wal_write;
+  m.xTruncate = Truncate::after_flush;
+  m.xSync = Sync::after_flush;
+  m.xFileSize = FileSize::after_flush;
+  m.xFileControl = FileControl::after_flush;
+  m.xFetch = wal_fetch;
+  return m;
+}
+constexpr sqlite3_io_methods kWalMethods = wal_methods();
 
 // ---- The VFS ----
 
