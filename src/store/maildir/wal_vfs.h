@@ -1,6 +1,7 @@
 #pragma once
 
-// A SQLite VFS that writes each transaction's WAL frames in one system call.
+// A SQLite VFS that writes a transaction's WAL frames in one system call per
+// 128 KiB instead of two per frame.
 //
 // SQLite appends a WAL frame as two writes (its 24-byte header, then the
 // page), so a delivery that changes 25 pages costs 50 pwrite calls. This
