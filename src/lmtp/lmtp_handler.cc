@@ -1,13 +1,9 @@
 #include "lmtp/lmtp_handler.h"
 
-#include <fcntl.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
-#include <atomic>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
@@ -17,7 +13,6 @@
 #include "base/log.h"
 #include "delivery/batch.h"
 #include "delivery/delivery.h"
-#include "net/notifier.h"
 #include "service/connection_driver.h"
 #include "smtp/proto/command.h"
 #include "smtp/proto/reader.h"
@@ -61,93 +56,6 @@ service::Protocol lmtp_protocol() {
       .tls_failed_event = "lmtp.starttls_failed"};  // LMTP offers no STARTTLS
 }
 
-// How long a session waits at a time for a reply a strand is sending.
-constexpr std::chrono::minutes kSettleWait{1};
-
-// The reply refusing `address` for `error` (at RCPT, or a failed re-check);
-// logs errors other than an unknown user. Any thread.
-smtp::Reply refusal(const base::Error& error, std::string_view address, std::uint64_t conn,
-                    std::uint64_t quota_bytes) {
-  if (error.code != base::MailError::kNotFound) {
-    base::log(base::LogLevel::kWarn, "lmtp.rcpt_failed",
-              {{"conn", static_cast<unsigned long long>(conn)},
-               {"rcpt", std::string(address)},
-               {"code", base::to_string(error.code)},
-               {"error", error.message}});
-  }
-  return delivery::lmtp_reply(delivery::classify(error, 0, quota_bytes), address);
-}
-
-// On the user's strand: delivers `pending` unless an earlier batch there
-// took it (delivery/batch.h). The context is held by the session until its
-// work on the strand is done.
-void run_pending(session::UserContext& context, delivery::DeliveryQueue& queue,
-                 const std::string& user, const delivery::Pending& pending) {
-  if (!pending.result) {
-    delivery::deliver_batch(context.store(), queue.take(user));
-  }
-}
-
-// What the sender is told of a delivery that ran, and whether the
-// connection forgets the address (its re-check failed). Logs the outcome.
-// Any thread.
-struct Answer {
-  smtp::Reply reply;
-  bool forget = false;
-};
-Answer answer(const delivery::Recipient& recipient, delivery::Pending& pending, std::uint64_t conn,
-              std::uint64_t quota_bytes) {
-  if (!pending.result) {
-    // Another task's batch took it and ended in an exception (logged by
-    // the pool or that session): nothing says the message is stored.
-    pending.result = base::fail(base::MailError::kTemporary, "the delivery did not finish");
-  }
-  const base::Result<delivery::Delivered>& delivered = *pending.result;
-  if (!delivered && pending.refused) {
-    // The re-check of a remembered recipient failed: as at RCPT, and the
-    // next RCPT of that address looks it up afresh.
-    return {refusal(delivered.error(), recipient.address, conn, quota_bytes), true};
-  }
-  if (!delivered) {
-    const base::Error& error = delivered.error();
-    base::log(base::LogLevel::kWarn, "lmtp.delivery_failed",
-              {{"conn", static_cast<unsigned long long>(conn)},
-               {"user", recipient.user},
-               {"code", base::to_string(error.code)},
-               {"error", error.message}});
-    // An unknown user here means the store lost it: not the sender's fault.
-    auto outcome = error.code == base::MailError::kNotFound
-                       ? delivery::Outcome::kTemporary
-                       : delivery::classify(error, pending.request.message.size(), quota_bytes);
-    return {delivery::lmtp_reply(outcome, recipient.address)};
-  }
-  base::log(base::LogLevel::kInfo, "lmtp.delivered",
-            {{"conn", static_cast<unsigned long long>(conn)},
-             {"user", recipient.user},
-             {"mailbox", delivered->mailbox},
-             {"uid", static_cast<unsigned long long>(delivered->uid.uid)},
-             {"size", static_cast<unsigned long long>(delivered->size)}});
-  return {ok("2.0.0", "<" + recipient.address + "> Delivered")};
-}
-
-// A reply the user's strand sends itself (LmtpSession::send_from_strand).
-// The strand sends it and fills in the outcome holding `mu`, so a session
-// that finds `answered` set knows every byte the strand will send is sent;
-// it blocks on `mu` at most while the strand is in that non-blocking send
-// (the client, woken by it, may answer before the strand is done). Until
-// the strand gets there, `state` says whether the session waits for it.
-struct InFlight {
-  enum State { kRunning, kWaiting, kDone };
-  std::atomic<int> state{kRunning};  // kWaiting: the session waits for kDone
-  std::mutex mu;
-  bool answered = false;  // mu; the fields below are set with it
-  std::string line;       // the reply
-  std::size_t sent = 0;   // how much of it the strand could send
-  int code = 0;
-  bool forget = false;  // Answer::forget
-  std::string address;
-};
-
 }  // namespace
 
 // One connection's session; lives in serve()'s coroutine frame on the
@@ -158,14 +66,7 @@ class LmtpSession final : public service::ConnectionDriver {
       : ConnectionDriver(conn, handler.pool_, handler.protocol(), handler.options_.timeout),
         handler_(handler),
         options_(handler.options_),
-        reader_(options_.max_line_bytes),
-        settled_(conn.executor()) {}
-
-  ~LmtpSession() override {
-    if (reply_fd_ >= 0) {
-      ::close(reply_fd_);
-    }
-  }
+        reader_(options_.max_line_bytes) {}
 
  private:
   asio::awaitable<void> run() override {
@@ -178,7 +79,6 @@ class LmtpSession final : public service::ConnectionDriver {
         }
         continue;
       }
-      co_await settle_output();  // the previous message's reply comes first
       if (line.kind == smtp::Reader::Line::Kind::kTooLong) {
         reply({500, "5.5.2", "Line too long"});
       } else if (!co_await command(line.text)) {
@@ -355,7 +255,14 @@ class LmtpSession final : public service::ConnectionDriver {
   }
 
   void refuse_recipient(const base::Error& error, std::string_view address) {
-    reply(refusal(error, address, conn().id(), options_.quota_bytes));
+    if (error.code != base::MailError::kNotFound) {
+      base::log(base::LogLevel::kWarn, "lmtp.rcpt_failed",
+                {{"conn", static_cast<unsigned long long>(conn().id())},
+                 {"rcpt", std::string(address)},
+                 {"code", base::to_string(error.code)},
+                 {"error", error.message}});
+    }
+    reply(delivery::lmtp_reply(delivery::classify(error, 0, options_.quota_bytes), address));
   }
 
   // DATA: the message, then one reply per accepted recipient. False when
@@ -419,10 +326,6 @@ class LmtpSession final : public service::ConnectionDriver {
       handler_.queue_->push(recipient.user, p);
       pending.push_back(std::move(p));
     }
-    if (tx.recipients.size() == 1 && reply_fd() >= 0) {
-      send_from_strand(tx.recipients.front(), std::move(pending.front()));
-      co_return true;
-    }
     // The other recipients' users start at once, in parallel on their own
     // strands; the replies below still wait for each in RCPT order.
     std::set<std::string_view> started{tx.recipients.front().user};
@@ -446,101 +349,44 @@ class LmtpSession final : public service::ConnectionDriver {
   // the strand (finish()), so the tasks may use it.
   asio::awaitable<void> deliver(const delivery::Recipient& recipient, delivery::Pending& pending) {
     session::UserContext* context = held_.at(recipient.user).get();
-    co_await pool().run(recipient.user,
-                        [&] { run_pending(*context, *handler_.queue_, recipient.user, pending); });
-    Answer told = answer(recipient, pending, conn().id(), options_.quota_bytes);
-    if (told.forget) {
+    co_await pool().run(recipient.user, [&] {
+      if (!pending.result) {
+        delivery::deliver_batch(context->store(), handler_.queue_->take(recipient.user));
+      }
+    });
+    if (!pending.result) {
+      // Another task's batch took it and ended in an exception (logged by
+      // the pool or that session): nothing says the message is stored.
+      pending.result = base::fail(base::MailError::kTemporary, "the delivery did not finish");
+    }
+    const base::Result<delivery::Delivered>& delivered = *pending.result;
+    if (!delivered && pending.refused) {
+      // The re-check of a remembered recipient failed: as at RCPT, and the
+      // next RCPT of that address looks it up afresh.
       known_.erase(recipient.address);
+      co_return refuse_recipient(delivered.error(), recipient.address);
     }
-    reply(told.reply);
-  }
-
-  // One recipient: its strand delivers and sends the reply itself, while
-  // this coroutine goes on to read the next command, so the connection's
-  // thread is not woken only to write the reply. A client sends nothing
-  // more before it has the reply (RFC 2920: the end of the data ends a
-  // group), so the send finds the socket's buffer empty; if a client sent
-  // on anyway and filled it, the session writes the rest when it takes the
-  // outcome. The next command, and any other output, waits for the strand
-  // first (settle_output()).
-  void send_from_strand(const delivery::Recipient& recipient,
-                        std::shared_ptr<delivery::Pending> pending) {
-    auto flight = std::make_shared<InFlight>();
-    flight->address = recipient.address;
-    in_flight_ = flight;
-    handler_.pool_.post(
-        recipient.user,
-        [flight, recipient, pending = std::move(pending), context = held_.at(recipient.user).get(),
-         queue = handler_.queue_.get(), fd = reply_fd_, woken = settled_.handle(),
-         conn = conn().id(), quota = options_.quota_bytes] {
-          Answer told;
-          try {
-            run_pending(*context, *queue, recipient.user, *pending);
-            told = answer(recipient, *pending, conn, quota);
-          } catch (...) {
-            told.reply = delivery::lmtp_reply(delivery::Outcome::kTemporary, recipient.address);
-          }
-          {
-            std::lock_guard lock(flight->mu);
-            flight->line = smtp::format_reply(told.reply);
-            flight->code = told.reply.code;
-            flight->forget = told.forget;
-            const ssize_t n =
-                ::send(fd, flight->line.data(), flight->line.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
-            flight->sent = n > 0 ? static_cast<std::size_t>(n) : 0;
-            flight->answered = true;
-          }
-          if (flight->state.exchange(InFlight::kDone, std::memory_order_acq_rel) ==
-              InFlight::kWaiting) {
-            woken.notify();
-          }
-        });
-  }
-
-  // Waits for the reply a strand is sending (send_from_strand), then takes
-  // its outcome and writes what the strand could not send.
-  asio::awaitable<void> settle_output() override {
-    if (!in_flight_) {
-      co_return;
+    if (!delivered) {
+      const base::Error& error = delivered.error();
+      base::log(base::LogLevel::kWarn, "lmtp.delivery_failed",
+                {{"conn", static_cast<unsigned long long>(conn().id())},
+                 {"user", recipient.user},
+                 {"code", base::to_string(error.code)},
+                 {"error", error.message}});
+      // An unknown user here means the store lost it: not the sender's fault.
+      auto outcome =
+          error.code == base::MailError::kNotFound
+              ? delivery::Outcome::kTemporary
+              : delivery::classify(error, pending.request.message.size(), options_.quota_bytes);
+      co_return reply(delivery::lmtp_reply(outcome, recipient.address));
     }
-    std::shared_ptr<InFlight> flight = std::move(in_flight_);
-    for (;;) {
-      {
-        std::lock_guard lock(flight->mu);
-        if (flight->answered) {
-          break;
-        }
-      }
-      int running = InFlight::kRunning;
-      if (flight->state.compare_exchange_strong(running, InFlight::kWaiting,
-                                                std::memory_order_acq_rel)) {
-        while (flight->state.load(std::memory_order_acquire) != InFlight::kDone) {
-          co_await settled_.wait(kSettleWait);
-        }
-      }
-    }
-    if (flight->forget) {
-      known_.erase(flight->address);
-    }
-    if (flight->sent < flight->line.size()) {
-      // What the socket did not take at once: before anything else. A failed
-      // write shows at the next read.
-      co_await write(std::string_view(flight->line).substr(flight->sent));
-    }
-    errors_ = flight->code >= 500 ? errors_ + 1 : 0;
-  }
-
-  // A second descriptor of the socket for the strands' sends (it stays open
-  // until this session ends, whatever happens to the connection's); -1
-  // when the connection cannot take raw writes (TLS).
-  int reply_fd() {
-    if (reply_fd_ < 0) {
-      const int fd = conn().native_handle();
-      if (fd >= 0) {
-        reply_fd_ = ::fcntl(fd, F_DUPFD_CLOEXEC, 0);
-      }
-    }
-    return reply_fd_;
+    base::log(base::LogLevel::kInfo, "lmtp.delivered",
+              {{"conn", static_cast<unsigned long long>(conn().id())},
+               {"user", recipient.user},
+               {"mailbox", delivered->mailbox},
+               {"uid", static_cast<unsigned long long>(delivered->uid.uid)},
+               {"size", static_cast<unsigned long long>(delivered->size)}});
+    reply(ok("2.0.0", "<" + recipient.address + "> Delivered"));
   }
 
   // The user's context, kept for the rest of the connection so that an MTA
@@ -562,7 +408,6 @@ class LmtpSession final : public service::ConnectionDriver {
 
   // Lets go of the held contexts, each on its user's strand.
   asio::awaitable<void> finish() override {
-    co_await settle_output();
     while (!held_.empty()) {
       auto node = held_.extract(held_.begin());
       co_await pool().run(node.key(), [&node] { node.mapped().reset(); });
@@ -574,10 +419,6 @@ class LmtpSession final : public service::ConnectionDriver {
   const LmtpOptions& options_;
   smtp::Reader reader_;
   std::string out_;  // replies not yet written
-  // The reply a strand is sending (send_from_strand), until settle_output().
-  std::shared_ptr<InFlight> in_flight_;
-  net::Notifier settled_;  // the strand's signal when the session waits for it
-  int reply_fd_ = -1;      // reply_fd()
   bool greeted_ = false;
   int errors_ = 0;  // refused commands in a row
   Transaction tx_;

@@ -17,10 +17,6 @@
 // message at once (an IDLE gets its EXISTS). Deliveries to one user that
 // wait at the same time, from any connections, are stored in one batch
 // (delivery/batch.h: one directory fsync and one index commit for all).
-// The reply to a message with one recipient is sent by the user's strand
-// itself, when the delivery is durable, while the connection already waits
-// for the next command; the session takes the outcome before it reads that
-// command (or says anything else), so replies stay in order.
 // A recipient's store is opened at RCPT and kept until the connection ends.
 // An address the connection resolved before is accepted at RCPT from memory,
 // without the passwd-file lookup's hop, and looked up again on the user's

@@ -480,8 +480,4 @@ std::uint64_t Connection::id() const { return impl_->id; }
 
 const asio::any_io_executor& Connection::executor() const { return impl_->executor; }
 
-int Connection::native_handle() const {
-  return impl_->tls || !impl_->open ? -1 : impl_->socket.native_handle();
-}
-
 }  // namespace peregrine::net

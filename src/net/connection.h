@@ -181,11 +181,6 @@ class Connection {
   std::uint64_t id() const;
   // The worker's executor this connection lives on.
   const asio::any_io_executor& executor() const;
-  // The socket's descriptor, for a short write from another thread that
-  // must not wait for this connection's thread (LMTP's reply sent from the
-  // user's storage strand). -1 under TLS (bytes go through the TLS stream)
-  // or once closed. The caller orders such writes with its own.
-  int native_handle() const;
 
  private:
   std::shared_ptr<Impl> impl_;

@@ -43,10 +43,7 @@ asio::awaitable<bool> ConnectionDriver::write(std::string_view bytes) {
   co_return written.has_value();
 }
 
-asio::awaitable<void> ConnectionDriver::settle_output() { co_return; }
-
 asio::awaitable<void> ConnectionDriver::goodbye(net::NetError error) {
-  co_await settle_output();
   switch (error) {
     case net::NetError::kShutdown:
       co_await conn_.write(protocol_.shutdown_line);

@@ -78,13 +78,6 @@ class ConnectionDriver {
   virtual asio::awaitable<void> run() = 0;
   // Lets go of what the session holds, each thing on its strand.
   virtual asio::awaitable<void> finish() = 0;
-  // Waits for output the session has in flight outside this coroutine (LMTP:
-  // a reply a storage strand sends), so that goodbye() comes after it.
-  // Nothing by default. (Defined in the .cc, not inline here: inline, ASan
-  // reported asio's coroutine frame memory freed by another allocator than
-  // the one that made it, an inline coroutine being emitted by every
-  // includer.)
-  virtual asio::awaitable<void> settle_output();
 
   net::Connection& conn() const { return conn_; }
   net::StoragePool& pool() const { return pool_; }
