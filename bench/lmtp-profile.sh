@@ -7,7 +7,9 @@
 #   bench/lmtp-profile.sh [BIN ...]     (default: build/release/src/app/peregrine)
 #   CLIENTS="1 10"  MESSAGES=200 (per run: split over the clients)
 #   FTS=true|false  ([search] fts of the server)
-#   MODE=perf|strace|rate   perf stat, strace -f -c, or just the rate
+#   MODE=perf|strace|record|rate   perf stat, strace -f -c, perf record -g
+#     (EVENT=cpu-clock, or e.g. sched:sched_switch; run N's samples are in
+#     $WORK/perf.N.data), or just the rate
 #   WORK=/tmp/peregrine-lmtp-profile  PORT_BASE=29100
 #
 # Each run starts the server on an empty data directory, delivers one
@@ -79,6 +81,10 @@ for clients in $clients_list; do
         strace -f -c -o "$work/counters" -p "$pid" 2>/dev/null &
         counter=$!
         ;;
+      record)
+        perf record -q -e "${EVENT:-cpu-clock}" -g -p "$pid" -o "$work/perf.$run_id.data" 2>/dev/null &
+        counter=$!
+        ;;
       *) counter= ;;
     esac
     sleep 1
@@ -92,7 +98,7 @@ for clients in $clients_list; do
     fi
     kill "$pid"
     wait "$pid" 2>/dev/null || true
-    echo "bin=$bin clients=$clients fts=$fts uptime=\"$(uptime | sed 's/.*average: //')\" $out"
+    echo "bin=$bin clients=$clients fts=$fts run=$run_id uptime=\"$(uptime | sed 's/.*average: //')\" $out"
     tick=$(getconf CLK_TCK)
     awk -v u=$((after[0] - before[0])) -v s=$((after[1] - before[1])) -v t="$tick" -v n="$total" \
       'BEGIN { printf "  CPU per delivery: user %.2f ms, system %.2f ms\n", u / t * 1000 / n, s / t * 1000 / n }'

@@ -71,31 +71,51 @@ Connection::Impl::Impl(asio::ip::tcp::socket s, ConnectionOptions opts,
 }
 
 void Connection::Impl::arm(bool write, std::chrono::milliseconds timeout) {
-  std::uint64_t& generation = write ? write_generation : read_generation;
-  ++generation;
   (write ? write_timed_out : read_timed_out) = false;
+  TimePoint& deadline = write ? write_deadline : read_deadline;
   if (timeout.count() <= 0) {
+    deadline = TimePoint::max();
     return;
   }
-  asio::steady_timer& timer = write ? write_timer : read_timer;
-  timer.expires_after(timeout);
-  timer.async_wait([weak = weak_from_this(), write, gen = generation](const asio::error_code& ec) {
-    if (ec) {
-      return;
-    }
-    auto self = weak.lock();
-    if (!self || (write ? self->write_generation : self->read_generation) != gen) {
-      return;  // the operation completed before the timer's handler ran
-    }
-    (write ? self->write_timed_out : self->read_timed_out) = true;
-    asio::error_code ignored;
-    self->socket.cancel(ignored);
-  });
+  deadline = std::chrono::steady_clock::now() + timeout;
+  if ((write ? write_timer_at : read_timer_at) > deadline) {
+    wait_until(write, deadline);
+  }
 }
 
 void Connection::Impl::disarm(bool write) {
-  ++(write ? write_generation : read_generation);
-  (write ? write_timer : read_timer).cancel();
+  // The pending wait stays: the next operation will most likely use it.
+  (write ? write_deadline : read_deadline) = TimePoint::max();
+}
+
+void Connection::Impl::wait_until(bool write, TimePoint at) {
+  asio::steady_timer& timer = write ? write_timer : read_timer;
+  timer.expires_at(at);  // ends a pending wait (its handler sees a later wait number)
+  (write ? write_timer_at : read_timer_at) = at;
+  const std::uint64_t wait = ++(write ? write_wait : read_wait);
+  timer.async_wait([weak = weak_from_this(), write, wait](const asio::error_code& ec) {
+    if (auto self = weak.lock()) {
+      self->on_timer(write, wait, ec);
+    }
+  });
+}
+
+void Connection::Impl::on_timer(bool write, std::uint64_t wait, const asio::error_code& ec) {
+  if (wait != (write ? write_wait : read_wait)) {
+    return;  // replaced by a later wait
+  }
+  (write ? write_timer_at : read_timer_at) = TimePoint::max();
+  const TimePoint deadline = write ? write_deadline : read_deadline;
+  if (ec || deadline == TimePoint::max()) {
+    return;  // cancelled (the connection closes), or no operation runs: rest
+  }
+  if (std::chrono::steady_clock::now() < deadline) {
+    wait_until(write, deadline);  // the running operation started after this wait did
+    return;
+  }
+  (write ? write_timed_out : read_timed_out) = true;
+  asio::error_code ignored;
+  socket.cancel(ignored);
 }
 
 NetError Connection::Impl::map_error(const asio::error_code& ec, bool write) {

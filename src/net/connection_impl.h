@@ -49,6 +49,10 @@ struct Connection::Impl : std::enable_shared_from_this<Connection::Impl> {
   // disarm(); see read_timer.
   void arm(bool write, std::chrono::milliseconds timeout);
   void disarm(bool write);
+  // Starts a wait of the read (write) timer that ends at `at`, replacing the
+  // pending one; and what happens when a wait ends.
+  void wait_until(bool write, std::chrono::steady_clock::time_point at);
+  void on_timer(bool write, std::uint64_t wait, const asio::error_code& ec);
   NetError map_error(const asio::error_code& ec, bool write);
 
   asio::any_io_executor executor;
@@ -70,16 +74,29 @@ struct Connection::Impl : std::enable_shared_from_this<Connection::Impl> {
 
   std::chrono::milliseconds read_timeout;
   std::chrono::milliseconds write_timeout;
-  // Each timer bounds one kind of operation; when it fires it sets its flag
-  // and cancels the socket's operations.
+  // Each timer bounds one kind of operation; when the running operation's
+  // deadline passes it sets its flag and cancels the socket's operations.
+  // The timer is lazy: an operation only records its deadline, and the
+  // timer is set again only when its pending wait would end after that
+  // deadline (a shorter timeout). A wait that ends before the deadline (later
+  // operations moved it on) waits again for the rest; one that ends with no
+  // operation running lets the timer rest. So a connection that reads and
+  // writes all the time sets its timers about once a timeout, not once an
+  // operation (each setting can be a timerfd_settime call).
   asio::steady_timer read_timer;
   asio::steady_timer write_timer;
   bool read_timed_out = false;
   bool write_timed_out = false;
-  // Bumped at every arm/disarm so that a timer that fired just as its
-  // operation completed does not cancel the next one.
-  std::uint64_t read_generation = 0;
-  std::uint64_t write_generation = 0;
+  using TimePoint = std::chrono::steady_clock::time_point;
+  // The running operation's deadline; max(): none (unbounded, or idle).
+  TimePoint read_deadline = TimePoint::max();
+  TimePoint write_deadline = TimePoint::max();
+  // When the timer's pending wait ends; max(): no wait pending.
+  TimePoint read_timer_at = TimePoint::max();
+  TimePoint write_timer_at = TimePoint::max();
+  // Numbers the waits, so that the handler of a replaced wait does nothing.
+  std::uint64_t read_wait = 0;
+  std::uint64_t write_wait = 0;
   // wait_stopping() waits on this; request_stop() cancels it.
   asio::steady_timer stop_timer;
 

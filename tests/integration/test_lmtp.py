@@ -48,7 +48,8 @@ class RecipientMemoryTest(LmtpTestCase):
     again at RCPT without a lookup; the delivery looks them up again, so a
     user removed from the passwd-file meanwhile gets 550 5.1.1 after DATA."""
 
-    server_kwargs = {"users": {"alice": "alice-secret", "dave": "dave-secret"}}
+    server_kwargs = {"users": {"alice": "alice-secret", "dave": "dave-secret",
+                               "erin": "erin-secret"}}
 
     def remove_user(self, user):
         with open(self.server.passwd) as f:
@@ -95,6 +96,22 @@ class RecipientMemoryTest(LmtpTestCase):
         raw.close()
         for subject in ("memory-1", "memory-2", "memory-3"):
             self.assertEqual(len(self.messages("alice", f'SUBJECT "{subject}"')), 1, subject)
+
+    def test_removed_user_is_refused_after_data_alone(self):
+        # One recipient: the re-check's refusal comes after DATA and the
+        # connection forgets the address before the next transaction.
+        raw = self.server.raw_lmtp()
+        self.assertEqual(raw.command("LHLO x")[0], 250)
+        codes, replies = self.transaction(raw, "alone-1", ["erin@example.com"])
+        self.assertEqual((codes, [c for c, _ in replies]), ([250], [250]))
+        self.remove_user("erin")
+        codes, replies = self.transaction(raw, "alone-2", ["erin@example.com"])
+        self.assertEqual((codes, [c for c, _ in replies]), ([250], [550]))
+        self.assertIn(b"5.1.1", replies[0][1])
+        codes, replies = self.transaction(raw, "alone-3", ["erin@example.com"])
+        self.assertEqual((codes, replies), ([550], []))
+        raw.command("QUIT")
+        raw.close()
 
 class DeliveryTest(LmtpTestCase):
     def test_delivery_adds_trace_headers(self):

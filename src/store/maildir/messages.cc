@@ -69,6 +69,15 @@ struct WaitOnExit {
 // (adopted with a new UID). Neither was acknowledged.
 Result<AppendResult> MaildirUserStore::append(std::string_view mailbox,
                                               std::span<const AppendMessage> messages) {
+  // The write transaction starts first, so that the mailbox is read inside
+  // it: a read of its own would take and let go of SQLite's read locks once
+  // more (three fcntl calls an append). It rolls back on every way out
+  // before the commit.
+  auto begun = index_->begin();
+  if (!begun) {
+    return std::unexpected(begun.error());
+  }
+  std::optional<Transaction> tx(std::move(*begun));
   auto row = require_mailbox(mailbox);
   if (!row) {
     return std::unexpected(row.error());
@@ -173,13 +182,7 @@ Result<AppendResult> MaildirUserStore::append(std::string_view mailbox,
     p.record = mime::serialize(mime::analyze_message(p.bytes, /*with_text=*/false).record);
   }
   AppendResult result;
-  std::optional<Transaction> tx;
   auto staged = [&]() -> Result<void> {
-    auto begun = index_->begin();
-    if (!begun) {
-      return std::unexpected(begun.error());
-    }
-    tx.emplace(std::move(*begun));
     auto current = mailbox_with_room(row->name, prepared.size());
     if (!current) {
       return std::unexpected(current.error());

@@ -4,6 +4,8 @@
 
 #include <utility>
 
+#include "store/maildir/wal_vfs.h"
+
 namespace peregrine::store::maildir {
 
 // ---- Statement ----
@@ -120,9 +122,9 @@ base::Result<void> Transaction::commit() {
 
 base::Result<std::unique_ptr<Database>> Database::open(const std::filesystem::path& path) {
   sqlite3* handle = nullptr;
-  int rc =
-      sqlite3_open_v2(path.c_str(), &handle,
-                      SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr);
+  int rc = sqlite3_open_v2(path.c_str(), &handle,
+                           SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
+                           register_wal_vfs());  // a WAL frame's two writes become one (wal_vfs.h)
   if (rc != SQLITE_OK) {
     std::string message =
         "open " + path.string() + ": " + (handle ? sqlite3_errmsg(handle) : sqlite3_errstr(rc));

@@ -16,10 +16,13 @@ SyncThreads::~SyncThreads() {
 }
 
 void SyncThreads::post(std::function<void()> job) {
-  std::lock_guard lock(mu_);
+  std::unique_lock lock(mu_);
   jobs_.push_back(std::move(job));
   if (idle_ > 0) {
     --idle_;  // handed this job; a busy thread may still take it first
+    // Woken after the unlock: a thread woken while mu_ is held would at once
+    // sleep again on mu_ (a second switch, and a futex wake at the unlock).
+    lock.unlock();
     wake_.notify_one();
     return;
   }
