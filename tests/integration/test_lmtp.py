@@ -113,6 +113,7 @@ class RecipientMemoryTest(LmtpTestCase):
         raw.command("QUIT")
         raw.close()
 
+
 class DeliveryTest(LmtpTestCase):
     def test_delivery_adds_trace_headers(self):
         client = self.server.lmtp()
