@@ -188,8 +188,9 @@ class Index {
   // Whether the word index and the vocabulary agree with the term records
   // (same number of documents, and they can be read).
   base::Result<bool> search_fts_healthy();
-  // Indexes in the word index every record that waits for its batch.
-  base::Result<void> index_waiting_docs();
+  // Indexes in the word index every record that waits for its batch, when
+  // at least `at_least` wait.
+  base::Result<void> index_waiting_docs(std::int64_t at_least = 1);
   // Drops the word index and the vocabulary and indexes every term record
   // again.
   base::Result<void> rebuild_search_fts();
@@ -242,6 +243,13 @@ class Index {
   // Drops the word index and the vocabulary, and every pending purge (and
   // every term record unless `keep_texts`), then creates them empty.
   base::Result<void> recreate_search_fts(bool keep_texts);
+
+  // index_waiting_docs once kWaitingDocs records wait. A batch that fails
+  // (a damaged record: SQLite undoes just that statement) does not fail the
+  // change that called it: the records keep waiting, queries still read
+  // them, and the next open rebuilds the word index
+  // (MaildirUserStore::check_search_index).
+  void index_waiting_docs_if_due();
 
   // Adds the terms the vocabulary lacks, skipping those known_ holds and
   // probing the others a batch a statement.

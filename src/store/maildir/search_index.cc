@@ -365,28 +365,6 @@ Result<std::int64_t> waiting_docs(Database& db) {
                    "search_docs_indexed");
 }
 
-// index_waiting_docs once Index::kWaitingDocs records wait; whether it
-// indexed them. A batch that fails (a damaged record: SQLite undoes just
-// that statement) does not fail the change that called it: the records
-// keep waiting, queries still read them, and the next open rebuilds the
-// word index (MaildirUserStore::check_search_index).
-bool index_waiting_docs_if_due(Database& db) {
-  auto waiting = waiting_docs(db);
-  Result<void> r;
-  if (!waiting) {
-    r = std::unexpected(waiting.error());
-  } else if (*waiting >= static_cast<std::int64_t>(Index::kWaitingDocs)) {
-    r = index_waiting_docs(db);
-    if (r) {
-      return true;
-    }
-  }
-  if (!r) {
-    base::log(base::LogLevel::kWarn, "search_index_batch_failed", {{"reason", r.error().message}});
-  }
-  return false;
-}
-
 // Fills the vocabulary with every term of the word index (after a rebuild).
 Result<void> fill_terms(Database& db) {
   if (auto r = db.exec(
@@ -498,9 +476,7 @@ Result<void> Index::insert_search_text(std::int64_t mailbox_id, Uid uid, const T
     return r;
   }
   recent_columns_.add(record);
-  if (index_waiting_docs_if_due(*db_)) {
-    recent_columns_.clear();
-  }
+  index_waiting_docs_if_due();
   return {};
 }
 
@@ -519,9 +495,7 @@ Result<void> Index::copy_search_text(std::int64_t from_mailbox, Uid from_uid,
       !r) {
     return r;
   }
-  if (index_waiting_docs_if_due(*db_)) {
-    recent_columns_.clear();
-  }
+  index_waiting_docs_if_due();
   return {};
 }
 
@@ -851,12 +825,12 @@ Result<void> Index::recreate_search_fts(bool keep_texts) {
   return create_search_fts();
 }
 
-Result<void> Index::index_waiting_docs() {
+Result<void> Index::index_waiting_docs(std::int64_t at_least) {
   auto waiting = waiting_docs(*db_);
   if (!waiting) {
     return std::unexpected(waiting.error());
   }
-  if (*waiting <= 0) {
+  if (*waiting < at_least) {
     return {};
   }
   if (auto r = maildir::index_waiting_docs(*db_); !r) {
@@ -864,6 +838,12 @@ Result<void> Index::index_waiting_docs() {
   }
   recent_columns_.clear();
   return {};
+}
+
+void Index::index_waiting_docs_if_due() {
+  if (auto r = index_waiting_docs(static_cast<std::int64_t>(kWaitingDocs)); !r) {
+    base::log(base::LogLevel::kWarn, "search_index_batch_failed", {{"reason", r.error().message}});
+  }
 }
 
 Result<void> Index::rebuild_search_fts() {
