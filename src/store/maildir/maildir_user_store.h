@@ -230,6 +230,8 @@ class MaildirUserStore final : public UserStore {
 
 // The term record (term_record.h) of a message's case-folded search text.
 TermRecord packed_search_text(mime::SearchText text);
+// The term record of a message's bytes (no bytes: of an empty text).
+TermRecord message_term_record(std::string_view bytes);
 
 // A path relative to the Maildir, as the journal holds it: `file` in cur/ of
 // the folder directory `folder` (folder_dir(), empty for INBOX).

@@ -11,8 +11,6 @@
 
 #include "base/log.h"
 #include "mime/cache_record.h"
-#include "mime/part.h"
-#include "mime/search_text.h"
 #include "store/api/flags.h"
 #include "store/maildir/maildir_user_store.h"
 #include "store/maildir/names.h"
@@ -172,8 +170,7 @@ Result<AppendResult> MaildirUserStore::append(std::string_view mailbox,
   if (options_.full_text_index) {
     texts = sync_threads().run([&prepared] {
       for (Prepared& p : prepared) {
-        const mime::Part root = mime::parse_message(p.bytes);
-        p.search_text = packed_search_text(mime::build_search_text(p.bytes, root));
+        p.search_text = message_term_record(p.bytes);
       }
     });
   }

@@ -43,6 +43,14 @@ TermRecord packed_search_text(mime::SearchText text) {
   return record;
 }
 
+TermRecord message_term_record(std::string_view bytes) {
+  if (bytes.empty()) {
+    return packed_search_text(mime::SearchText());
+  }
+  const mime::Part root = mime::parse_message(bytes);
+  return packed_search_text(mime::build_search_text(bytes, root));
+}
+
 Result<std::optional<TextCandidates>> MaildirUserStore::text_candidates(std::string_view mailbox,
                                                                         const TextQuery& query) {
   if (!options_.full_text_index) {
@@ -189,12 +197,7 @@ Result<void> MaildirUserStore::index_missing_texts() {
       }
       // A message whose file cannot be read gets an empty text, so it is not
       // tried again at every open; the next sync expunges it if it is gone.
-      mime::SearchText text;
-      if (!bytes.empty()) {
-        mime::Part root = mime::parse_message(bytes);
-        text = mime::build_search_text(bytes, root);
-      }
-      texts.emplace_back(i, packed_search_text(std::move(text)));
+      texts.emplace_back(i, message_term_record(bytes));
     }
     auto tx = index_->begin();
     if (!tx) {
