@@ -50,12 +50,21 @@ class SyncThreads {
   void post(std::function<void()> job);
   void loop();
 
+ public:
+  // The threads started so far (for tests).
+  std::size_t thread_count();
+
   std::mutex mu_;
   std::condition_variable wake_;
   std::deque<std::function<void()>> jobs_;  // mu_
-  int idle_ = 0;                            // mu_: threads waiting for a job, not yet handed one
-  bool stopping_ = false;                   // mu_
-  std::vector<std::thread> threads_;        // mu_
+  // mu_: threads blocked waiting for a job (woken or not). A job queued
+  // beyond their number gets a new thread, so jobs never wait behind each
+  // other; a waiting thread counts until it has taken a job, so a job a
+  // busy thread takes first leaves the count right (counting "handed" jobs
+  // instead lost one each time, and the pool grew by a thread each time).
+  std::size_t waiting_ = 0;
+  bool stopping_ = false;             // mu_
+  std::vector<std::thread> threads_;  // mu_
 };
 
 // The process-wide instance the Maildir stores use.

@@ -66,5 +66,22 @@ TEST(SyncThreadsTest, TakesTasksFromManyThreads) {
   EXPECT_EQ(ran.load(), 200);
 }
 
+// Tasks posted while others finish reuse the idle threads: the pool grows
+// to the most tasks in flight at once, not with the number of tasks. (Here
+// at most three run at once: the caller waits for each pair, and a third
+// can only be the moment a finishing thread has not yet gone back to wait.)
+TEST(SyncThreadsTest, PoolDoesNotGrowWithTheNumberOfTasks) {
+  SyncThreads threads;
+  std::atomic<int> ran{0};
+  for (int i = 0; i < 2000; ++i) {
+    auto a = threads.run([&ran] { ran.fetch_add(1); });
+    auto b = threads.run([&ran] { ran.fetch_add(1); });
+    a.get();
+    b.get();
+  }
+  EXPECT_EQ(ran.load(), 4000);
+  EXPECT_LE(threads.thread_count(), 4u);
+}
+
 }  // namespace
 }  // namespace peregrine::store::maildir
