@@ -19,7 +19,7 @@ namespace {
 // Read sizes: small while waiting for a command (most are short, and idle
 // connections should stay small), larger inside a command (literals).
 constexpr size_t kCommandReadBytes = 4096;
-constexpr size_t kLiteralReadBytes = 64 * 1024;
+constexpr size_t kLiteralReadBytes = 256 * 1024;
 
 // Framing ahead (process_input): at most this many commands, and this many
 // of their bytes, wait framed behind the one running.
