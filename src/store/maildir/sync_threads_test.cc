@@ -67,9 +67,11 @@ TEST(SyncThreadsTest, TakesTasksFromManyThreads) {
 }
 
 // Tasks posted while others finish reuse the idle threads: the pool grows
-// to the most tasks in flight at once, not with the number of tasks. (Here
-// at most three run at once: the caller waits for each pair, and a third
-// can only be the moment a finishing thread has not yet gone back to wait.)
+// to the most tasks in flight at once, not with the number of tasks. Here
+// two run at once, plus, on a busy machine, threads whose task is done but
+// which have not yet gone back to wait (a new thread takes the next task
+// meanwhile): a few, against hundreds when the pool lost count of its idle
+// threads (811 threads for these 4,000 tasks).
 TEST(SyncThreadsTest, PoolDoesNotGrowWithTheNumberOfTasks) {
   SyncThreads threads;
   std::atomic<int> ran{0};
@@ -80,7 +82,7 @@ TEST(SyncThreadsTest, PoolDoesNotGrowWithTheNumberOfTasks) {
     b.get();
   }
   EXPECT_EQ(ran.load(), 4000);
-  EXPECT_LE(threads.thread_count(), 4u);
+  EXPECT_LE(threads.thread_count(), 16u);
 }
 
 }  // namespace
