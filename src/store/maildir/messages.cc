@@ -296,6 +296,12 @@ Result<AppendResult> MaildirUserStore::append(std::string_view mailbox,
 
 std::vector<std::unique_ptr<PreparedMessage>> MaildirUserStore::prepare_messages(
     std::span<const std::string_view> messages) const {
+  // Without the full-text index what is left to prepare (the cache record)
+  // is done on the strand while it waits for the file's fsync anyway; a
+  // hand-off to another thread would only add to it.
+  if (!options_.full_text_index) {
+    return {};
+  }
   return maildir::prepare_messages(messages,
                                    PrepareOptions{.full_text_index = options_.full_text_index,
                                                   .max_message_size = options_.max_message_size});
