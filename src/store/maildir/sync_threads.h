@@ -8,7 +8,8 @@
 //
 // A task starts at once: on an idle thread if there is one, else on a new
 // one, so tasks never wait behind each other (the number of threads follows
-// the most tasks ever in flight at once: at most one per storage strand).
+// the most tasks ever in flight at once: an append's two per storage
+// strand, and one per IMAP connection preparing pipelined APPENDs).
 // Idle threads stay for the next task.
 //
 // Thread safety: run() may be called from any thread. The process-wide
