@@ -18,8 +18,10 @@ SyncThreads::~SyncThreads() {
 void SyncThreads::post(std::function<void()> job) {
   std::unique_lock lock(mu_);
   jobs_.push_back(std::move(job));
-  if (idle_ > 0) {
-    --idle_;  // handed this job; a busy thread may still take it first
+  // Every queued job has a waiting thread to take it: wake one. A waiting
+  // thread stays counted until it wakes with a job, so a job a busy thread
+  // takes first leaves the count right, not one low.
+  if (static_cast<std::size_t>(idle_) >= jobs_.size()) {
     // Woken after the unlock: a thread woken while mu_ is held would at once
     // sleep again on mu_ (a second switch, and a futex wake at the unlock).
     lock.unlock();
@@ -35,12 +37,10 @@ void SyncThreads::loop() {
     if (jobs_.empty()) {
       ++idle_;
       wake_.wait(lock, [this] { return stopping_ || !jobs_.empty(); });
+      --idle_;
       if (jobs_.empty()) {
         return;  // stopping
       }
-      // A job is here. post() counted this thread busy when it handed it
-      // one; if a busy thread took it first, the count is one low, which
-      // costs at most a new thread at a later post().
     }
     std::function<void()> job = std::move(jobs_.front());
     jobs_.pop_front();
@@ -48,6 +48,11 @@ void SyncThreads::loop() {
     job();  // a packaged_task: it keeps what the job throws for its future
     lock.lock();
   }
+}
+
+std::size_t SyncThreads::thread_count() {
+  std::lock_guard lock(mu_);
+  return threads_.size();
 }
 
 SyncThreads& sync_threads() {

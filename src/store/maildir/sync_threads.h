@@ -7,9 +7,10 @@
 // (docs/formats/maildir-store.md, "Writes").
 //
 // A task starts at once: on an idle thread if there is one, else on a new
-// one, so tasks never wait behind each other (the number of threads follows
-// the most tasks ever in flight at once: at most one per storage strand).
-// Idle threads stay for the next task.
+// one, so tasks never wait behind each other. Idle threads stay for the
+// next task, so the number of threads follows the most tasks ever in
+// flight at once (at most two per storage strand), plus threads that had
+// just finished a task when a new one came.
 //
 // Thread safety: run() may be called from any thread. The process-wide
 // instance lives until exit; its destructor joins the threads.
@@ -46,6 +47,9 @@ class SyncThreads {
     return future;
   }
 
+  // Threads started so far (they all stay until the destructor).
+  std::size_t thread_count();
+
  private:
   void post(std::function<void()> job);
   void loop();
@@ -53,7 +57,7 @@ class SyncThreads {
   std::mutex mu_;
   std::condition_variable wake_;
   std::deque<std::function<void()>> jobs_;  // mu_
-  int idle_ = 0;                            // mu_: threads waiting for a job, not yet handed one
+  int idle_ = 0;                            // mu_: threads waiting in loop() for a job
   bool stopping_ = false;                   // mu_
   std::vector<std::thread> threads_;        // mu_
 };

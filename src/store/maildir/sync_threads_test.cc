@@ -66,5 +66,30 @@ TEST(SyncThreadsTest, TakesTasksFromManyThreads) {
   EXPECT_EQ(ran.load(), 200);
 }
 
+// Threads are reused, however the callers' tasks interleave: a task another
+// thread's job took first must not leave an idle thread uncounted (it was
+// then never handed a job again, and every such race started one more
+// thread for good: about 3,000 threads for these 12,000 tasks). Each caller
+// has one task in flight at a time, but a thread that has just run a task
+// may not be back waiting when its caller posts the next one (or the one
+// after, if the scheduler leaves it there), so the bound allows four
+// threads per caller: what is in flight, not how many tasks ran.
+TEST(SyncThreadsTest, ReusesIdleThreadsUnderConcurrentCallers) {
+  SyncThreads threads;
+  constexpr int kCallers = 4;
+  std::vector<std::thread> callers;
+  for (int c = 0; c < kCallers; ++c) {
+    callers.emplace_back([&] {
+      for (int i = 0; i < 3000; ++i) {
+        threads.run([] {}).get();
+      }
+    });
+  }
+  for (std::thread& t : callers) {
+    t.join();
+  }
+  EXPECT_LE(threads.thread_count(), 4u * kCallers);
+}
+
 }  // namespace
 }  // namespace peregrine::store::maildir
