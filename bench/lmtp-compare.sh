@@ -40,8 +40,16 @@ if [[ ! -x "$build/src/app/peregrine" ]]; then
 fi
 bin="$root/$build/src/app/peregrine"
 
-rm -rf "$work"
-mkdir -p "$work"
+# Data is set aside, not deleted, until the script ends: ext4 without a
+# journal (this machine's) skips inodes freed in the last minutes when it
+# makes a file, and a delivery creates one, so deleting a round's thousands
+# of files just before the next round made that round pay for the search
+# (docs/benchmarks.md, "LMTP delivery"). The previous invocation's work goes
+# the same way; leave a few minutes between invocations.
+spent="$work.spent.$$"
+[[ -e "$work" ]] && mkdir -p "$spent" && mv "$work" "$spent/previous"
+trap 'rm -rf "$spent"' EXIT
+mkdir -p "$work" "$spent"
 chmod 755 "$work"
 g++ -O2 -std=c++20 -pthread bench/lmtpload/lmtpload.cc -o "$work/lmtpload"
 python3 bench/gen_mail.py --count 300 --seed 11 --out "$work/mail" >/dev/null
@@ -67,7 +75,7 @@ for u in "${users[@]}"; do
 done
 
 start_peregrine() {
-  rm -rf "$work/peregrine/data"
+  [[ -e "$work/peregrine/data" ]] && mv "$work/peregrine/data" "$spent/peregrine.$round.$clients"
   "$bin" serve --config "$work/peregrine/peregrine.toml" >>"$work/peregrine/log" 2>&1 &
   echo $! >"$work/peregrine/pid"
   wait_port "$p_lmtp"
@@ -103,7 +111,7 @@ PY
 doveconf -c "$d/dovecot.conf" -n >/dev/null
 
 start_dovecot() {
-  rm -rf "$d/mail"
+  [[ -e "$d/mail" ]] && mv "$d/mail" "$spent/dovecot.$round.$clients"
   mkdir -p "$d/mail"
   chown vmail:vmail "$d/mail"
   dovecot -c "$d/dovecot.conf"

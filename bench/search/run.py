@@ -11,9 +11,15 @@ alternating rounds, the median latency of:
   SORT (DATE) and THREAD REFERENCES (only where the server offers them),
 
 plus the full-text index size as a share of the mail size (peregrine index
-stats), APPEND throughput with the index on vs off (two Peregrine instances,
-pipelined LITERAL+ APPENDs into empty mailboxes, alternating rounds) and the
-latency of one APPEND into the N-message mailbox vs into an empty one.
+stats), APPEND throughput with the index on vs off and the latency of one
+APPEND into the N-message mailbox vs into an empty one.
+
+APPEND throughput: pipelined LITERAL+ APPENDs into a new mailbox, in
+alternating rounds, on two Peregrine instances that differ only in
+`[search] fts`, each with the same N messages in its user's INBOX (so the
+index is the one difference; the on/off ratio is taken from these), and,
+as before, into a second user of the instance without the index who has
+no mail at all.
 
 Usage:
   bench/search/run.py --bin build/release/src/app/peregrine \
@@ -137,7 +143,8 @@ def wait_port(port: int, proc: subprocess.Popen, what: str) -> None:
 
 
 class Peregrine:
-    def __init__(self, binary: str, work: Path, port: int, fts: bool):
+    def __init__(self, binary: str, work: Path, port: int, fts: bool,
+                 users: tuple[str, ...] = ("bench",)):
         self.binary, self.work, self.port, self.fts = binary, work, port, fts
         self.config = work / "peregrine.toml"
         work.mkdir(parents=True)
@@ -148,9 +155,9 @@ class Peregrine:
             f"failure_delay_base_ms = 0\nfailure_delay_max_ms = 0\n\n"
             f"[limits]\nmax_connections_per_ip = 100\n\n[log]\nlevel = \"warn\"\n\n"
             f"[search]\nfts = {'true' if fts else 'false'}\n")
-        subprocess.run([binary, "user", "add", "--config", str(self.config), "bench",
-                        "--password", PASSWORD], check=True,
-                       capture_output=True)
+        for user in users:
+            subprocess.run([binary, "user", "add", "--config", str(self.config), user,
+                            "--password", PASSWORD], check=True, capture_output=True)
         self.proc = None
 
     def maildir(self) -> Path:
@@ -172,9 +179,9 @@ class Peregrine:
                               "bench"], check=True, capture_output=True, text=True).stdout
         return dict(line.split(": ", 1) for line in out.splitlines())
 
-    def login(self) -> Client:
+    def login(self, user: str = "bench") -> Client:
         c = Client(self.port)
-        c.command(f'LOGIN bench "{PASSWORD}"')
+        c.command(f'LOGIN {user} "{PASSWORD}"')
         return c
 
 
@@ -260,7 +267,8 @@ def main() -> int:
     work.chmod(0o755)  # Dovecot's auth and mail processes run as other users
     print(f"# {len(files)} messages, work dir {work}", flush=True)
     on = Peregrine(args.bin, work / "on", free_port_in(args.port_base), fts=True)
-    off = Peregrine(args.bin, work / "off", free_port_in(args.port_base + 10), fts=False)
+    off = Peregrine(args.bin, work / "off", free_port_in(args.port_base + 10), fts=False,
+                    users=("bench", "empty"))
     dov = Dovecot(work / "dovecot", free_port_in(args.port_base + 20))
     servers = [on, off, dov]
     try:
@@ -271,6 +279,14 @@ def main() -> int:
         dov.start()
         drop_files(files, dov.maildir(), (dov.uid, dov.gid))
         off.start()
+        off.login().command("LOGOUT")
+        drop_files(files, off.maildir(), None)
+        c = off.login()
+        t = time.perf_counter()
+        c.command("SELECT INBOX")
+        c.command("LOGOUT")
+        print(f"# peregrine without the index: first SELECT {time.perf_counter() - t:.1f} s",
+              flush=True)
 
         results: dict[str, dict[str, float | str]] = {"peregrine": {}, "dovecot": {}}
         clients = {}
@@ -326,17 +342,21 @@ def main() -> int:
         # APPEND throughput, index on vs off, alternating rounds.
         sample = [f.read_bytes() for f in files[: args.append_count]]
         sample = [m if b"\r\n" in m else m.replace(b"\n", b"\r\n") for m in sample]
-        rates = {"on": [], "off": []}
+        rates = {"on": [], "off": [], "off, empty store": []}
         for r in range(3):
-            for label, server in (("on", on), ("off", off)):
-                c = server.login()
+            for label, server, user in (("on", on, "bench"), ("off", off, "bench"),
+                                        ("off, empty store", off, "empty")):
+                c = server.login(user)
                 box = f"App{r}"
                 c.command(f"CREATE {box}")
                 secs = c.append_many(box, sample)
                 rates[label].append(len(sample) / secs)
                 c.command("LOGOUT")
-        results["peregrine"]["APPEND msg/s, index on"] = median(rates["on"])
-        results["peregrine"]["APPEND msg/s, index off"] = median(rates["off"])
+        for label, values in rates.items():
+            results["peregrine"][f"APPEND msg/s, index {label}"] = median(values)
+            results["peregrine"][f"APPEND msg/s, index {label}, rounds"] = " ".join(
+                f"{v:.1f}" for v in values)
+        results["peregrine"]["APPEND on/off %"] = 100.0 * median(rates["on"]) / median(rates["off"])
 
         # One APPEND into the big mailbox vs an empty one.
         c = on.login()

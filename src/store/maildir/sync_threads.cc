@@ -18,7 +18,10 @@ SyncThreads::~SyncThreads() {
 void SyncThreads::post(std::function<void()> job) {
   std::unique_lock lock(mu_);
   jobs_.push_back(std::move(job));
-  if (jobs_.size() <= waiting_) {
+  // Every queued job has a waiting thread to take it: wake one. A waiting
+  // thread stays counted until it wakes with a job, so a job a busy thread
+  // takes first leaves the count right, not one low.
+  if (static_cast<std::size_t>(idle_) >= jobs_.size()) {
     // Woken after the unlock: a thread woken while mu_ is held would at once
     // sleep again on mu_ (a second switch, and a futex wake at the unlock).
     lock.unlock();
@@ -32,9 +35,9 @@ void SyncThreads::loop() {
   std::unique_lock lock(mu_);
   for (;;) {
     if (jobs_.empty()) {
-      ++waiting_;
+      ++idle_;
       wake_.wait(lock, [this] { return stopping_ || !jobs_.empty(); });
-      --waiting_;
+      --idle_;
       if (jobs_.empty()) {
         return;  // stopping
       }

@@ -7,10 +7,11 @@
 // (docs/formats/maildir-store.md, "Writes").
 //
 // A task starts at once: on an idle thread if there is one, else on a new
-// one, so tasks never wait behind each other (the number of threads follows
-// the most tasks ever in flight at once: an append's two per storage
-// strand, and one per IMAP connection preparing pipelined APPENDs).
-// Idle threads stay for the next task.
+// one, so tasks never wait behind each other. Idle threads stay for the
+// next task, so the number of threads follows the most tasks ever in
+// flight at once (at most two per storage strand, and one per IMAP
+// connection preparing pipelined APPENDs), plus threads that had just
+// finished a task when a new one came.
 //
 // Thread safety: run() may be called from any thread. The process-wide
 // instance lives until exit; its destructor joins the threads.
@@ -47,25 +48,19 @@ class SyncThreads {
     return future;
   }
 
+  // Threads started so far (they all stay until the destructor).
+  std::size_t thread_count();
+
  private:
   void post(std::function<void()> job);
   void loop();
 
- public:
-  // The threads started so far (for tests).
-  std::size_t thread_count();
-
   std::mutex mu_;
   std::condition_variable wake_;
   std::deque<std::function<void()>> jobs_;  // mu_
-  // mu_: threads blocked waiting for a job (woken or not). A job queued
-  // beyond their number gets a new thread, so jobs never wait behind each
-  // other; a waiting thread counts until it has taken a job, so a job a
-  // busy thread takes first leaves the count right (counting "handed" jobs
-  // instead lost one each time, and the pool grew by a thread each time).
-  std::size_t waiting_ = 0;
-  bool stopping_ = false;             // mu_
-  std::vector<std::thread> threads_;  // mu_
+  int idle_ = 0;                            // mu_: threads waiting in loop() for a job
+  bool stopping_ = false;                   // mu_
+  std::vector<std::thread> threads_;        // mu_
 };
 
 // The process-wide instance the Maildir stores use.
