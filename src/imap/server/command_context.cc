@@ -46,6 +46,16 @@ void CommandContext::fail(const base::Error& error, bool bad_input_is_bad) {
   }
 }
 
+store::PreparedMessage* CommandContext::prepared_for(std::string_view bytes) const {
+  for (const auto& prepared : session.prepared) {
+    if (prepared && prepared->source().data() == bytes.data() &&
+        prepared->source().size() == bytes.size()) {
+      return prepared.get();
+    }
+  }
+  return nullptr;
+}
+
 void CommandContext::fail_target(const base::Error& error) {
   if (error.code == base::MailError::kNotFound) {
     return no(Code::kTryCreate, error.message);

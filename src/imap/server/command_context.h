@@ -13,6 +13,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -59,6 +60,8 @@ struct SessionData {
   // An unfinished command.
   std::unique_ptr<ResumableCommand> running;
   std::optional<Command> running_command;
+  // During on_input: the analyses made ahead of the command's literals.
+  std::span<const std::unique_ptr<store::PreparedMessage>> prepared;
 };
 
 struct CommandContext {
@@ -97,6 +100,9 @@ struct CommandContext {
   void fail_target(const base::Error& error);
 
   store::UserStore& store() { return session.user->store(); }
+  // The analysis made ahead from exactly `bytes` (a view of one of the
+  // command's literals), or null.
+  store::PreparedMessage* prepared_for(std::string_view bytes) const;
   SelectedView& view() { return *session.selected; }
 
  private:

@@ -53,14 +53,19 @@ std::string Session::greeting() const {
   return out;
 }
 
-Reply Session::on_input(const ReaderEvent& event) {
+Reply Session::on_input(const ReaderEvent& event,
+                        std::span<const std::unique_ptr<store::PreparedMessage>> prepared) {
   SessionData& s = *data_;
   Reply reply;
   switch (event.kind) {
     case ReaderEvent::Kind::kNeedMore:
       return reply;
-    case ReaderEvent::Kind::kCommand:
-      return feed(*event.command);
+    case ReaderEvent::Kind::kCommand: {
+      s.prepared = prepared;
+      reply = feed(*event.command);
+      s.prepared = {};
+      return reply;
+    }
     case ReaderEvent::Kind::kContinue:
       write_continuation(reply.out, "Ready for literal data");
       return reply;

@@ -36,12 +36,14 @@
 #include <chrono>
 #include <functional>
 #include <memory>
+#include <span>
 #include <string>
 
 #include "config/config.h"
 #include "imap/proto/command.h"
 #include "imap/proto/command_reader.h"
 #include "session/session_io.h"
+#include "store/api/types.h"
 
 namespace peregrine::auth {
 class Authenticator;
@@ -97,8 +99,12 @@ class Session {
 
   // Any reader event: kCommand goes to feed(); kContinue answers "+ Ready
   // for literal data"; kError answers BAD (and, when fatal, BYE and kClose).
-  // kNeedMore gives an empty reply.
-  Reply on_input(const ReaderEvent& event);
+  // kNeedMore gives an empty reply. `prepared`: analyses of the command's
+  // literals the network layer started ahead (UserStore::prepare_messages,
+  // for an APPEND it framed while an earlier command ran); APPEND hands
+  // each message's own to the store. Not kept past the call.
+  Reply on_input(const ReaderEvent& event,
+                 std::span<const std::unique_ptr<store::PreparedMessage>> prepared = {});
   // A framed line, read as input_mode() says: a command (parsed, then
   // handle()), an AUTHENTICATE response, or IDLE's DONE.
   Reply feed(const FramedCommand& framed);

@@ -2,21 +2,92 @@
 
 #include <algorithm>
 #include <asio/experimental/awaitable_operators.hpp>
+#include <deque>
 #include <memory>
 #include <span>
 #include <utility>
 #include <variant>
 
+#include "base/ascii.h"
 #include "net/notifier.h"
 #include "service/session_driver.h"
+#include "session/user_registry.h"
 
 namespace peregrine::imap {
 namespace {
 
 // Read sizes: small while waiting for a command (most are short, and idle
-// connections should stay small), larger inside a command (literals).
+// connections should stay small), larger inside a command (literals): 256
+// KiB holds about a dozen typical messages, so a client pipelining APPENDs
+// has most of them framed and prepared ahead (process_input).
 constexpr size_t kCommandReadBytes = 4096;
-constexpr size_t kLiteralReadBytes = 64 * 1024;
+constexpr size_t kLiteralReadBytes = 256 * 1024;
+
+// Framing ahead (process_input): at most this many commands, and this many
+// of their bytes, wait framed behind the one running.
+constexpr size_t kMaxAheadCommands = 8;
+constexpr size_t kMaxAheadBytes = 8 * 1024 * 1024;
+
+// Whether a framed command is an APPEND (RFC 3501 §6.3.11): "tag APPEND ".
+// Running one changes nothing about how the input after it is read, so
+// commands after it may be framed before it runs.
+bool is_append(const FramedCommand& command) {
+  const std::string_view tag = command.tag();
+  if (tag.empty()) {
+    return false;
+  }
+  constexpr std::string_view kAppend = " APPEND ";
+  const std::string_view rest = command.lines[0].substr(tag.size());
+  return rest.size() >= kAppend.size() && base::iequals(rest.substr(0, kAppend.size()), kAppend);
+}
+
+// A reader event whose command lives in storage of its own, not in the
+// reader's buffer, so the reader may go on framing; with the analyses of
+// its messages started ahead.
+struct FramedAhead {
+  ReaderEvent event;  // a kCommand's `command` points at `command` below
+  std::string bytes;  // every line and literal of the command, which `command` views
+  FramedCommand command;
+  // Last, so destroyed first: each waits for its work, which reads `bytes`.
+  std::vector<std::unique_ptr<store::PreparedMessage>> prepared;
+};
+
+std::unique_ptr<FramedAhead> hold(ReaderEvent event) {
+  auto held = std::make_unique<FramedAhead>();
+  if (event.kind == ReaderEvent::Kind::kCommand) {
+    const FramedCommand& framed = *event.command;
+    size_t total = 0;
+    for (std::string_view line : framed.lines) {
+      total += line.size();
+    }
+    for (const Literal& literal : framed.literals) {
+      total += literal.data.size();
+    }
+    held->bytes.reserve(total);
+    std::vector<size_t> offsets;
+    for (size_t i = 0; i < framed.lines.size(); ++i) {
+      offsets.push_back(held->bytes.size());
+      held->bytes.append(framed.lines[i]);
+      if (i < framed.literals.size()) {
+        offsets.push_back(held->bytes.size());
+        held->bytes.append(framed.literals[i].data);
+      }
+    }
+    // Views only now: `bytes` no longer grows.
+    const char* base = held->bytes.data();
+    for (size_t i = 0; i < framed.lines.size(); ++i) {
+      held->command.lines.emplace_back(base + offsets[2 * i], framed.lines[i].size());
+      if (i < framed.literals.size()) {
+        Literal literal = framed.literals[i];
+        literal.data = std::string_view(base + offsets[2 * i + 1], literal.data.size());
+        held->command.literals.push_back(literal);
+      }
+    }
+    event.command = &held->command;
+  }
+  held->event = std::move(event);
+  return held;
+}
 
 service::Protocol imap_protocol() {
   return service::Protocol{.name = "imap",
@@ -82,27 +153,91 @@ class ImapDriver final : public service::SessionDriver {
     session_.reset();
   }
   // Anything the client sent after STARTTLS came in plaintext: drop it
-  // (start_tls() dropped the connection's buffer, this is ours).
-  void after_handshake() override { reader_ = std::make_unique<CommandReader>(options_.reader); }
+  // (start_tls() dropped the connection's buffer, this is ours, with what
+  // was framed from it ahead).
+  void after_handshake() override {
+    reader_ = std::make_unique<CommandReader>(options_.reader);
+    ahead_.clear();
+    ahead_bytes_ = 0;
+    frame_past_ = false;
+  }
 
-  // Hands every event the reader can frame to the session; false when the
-  // connection is to end.
+  // Hands every event the reader can frame to the session, in order; false
+  // when the connection is to end.
+  //
+  // Reading ahead: a client that pipelines APPENDs has the next ones in the
+  // buffer while the current one commits. When the command to run is an
+  // APPEND, the commands after it are framed now
+  // (into storage of their own: the reader's views end at its next call)
+  // and, once logged in, the store starts the pure work of each APPEND's
+  // messages on other threads (UserStore::prepare_messages). They still run one by one, in
+  // order, each after the reply of the one before is written: only the
+  // analysis runs early. Framing goes on past APPENDs only, so a command
+  // that changes how later input is read (STARTTLS, AUTHENTICATE, IDLE,
+  // LOGOUT) is the last one framed ahead, and anything else the reader does
+  // not frame whole (a continuation request, an error) ends it too.
   asio::awaitable<bool> process_input() {
     for (;;) {
-      ReaderEvent event = reader_->next();
-      if (event.kind == ReaderEvent::Kind::kNeedMore) {
-        co_return true;
+      std::unique_ptr<FramedAhead> held;
+      ReaderEvent event;
+      if (!ahead_.empty()) {
+        held = std::move(ahead_.front());
+        ahead_.pop_front();
+        ahead_bytes_ -= held->bytes.size();
+      } else {
+        event = reader_->next();
+        if (event.kind == ReaderEvent::Kind::kNeedMore) {
+          co_return true;
+        }
+        frame_past_ = event.kind == ReaderEvent::Kind::kCommand &&
+                      session_->input_mode() == InputMode::kCommand && is_append(*event.command);
+        if (frame_past_ && reader_->buffered() > 0) {
+          held = hold(std::move(event));
+        }
       }
-      Reply reply = co_await call([&] { return session_->on_input(event); });
+      if (held) {
+        frame_ahead();
+      }
+      const ReaderEvent& current = held ? held->event : event;
+      std::span<const std::unique_ptr<store::PreparedMessage>> prepared;
+      if (held) {
+        prepared = held->prepared;
+      }
+      Reply reply = co_await call([&] { return session_->on_input(current, prepared); });
       if (!co_await deliver(std::move(reply))) {
         co_return false;
       }
       // Stopping: the command that was running is done; pipelined ones
       // after it are not started.
-      if (event.kind == ReaderEvent::Kind::kCommand && conn().stopping()) {
+      if (current.kind == ReaderEvent::Kind::kCommand && conn().stopping()) {
         co_await goodbye(net::NetError::kShutdown);
         co_return false;
       }
+    }
+  }
+
+  // Frames commands behind the last one framed while that is an APPEND,
+  // within the bounds, and starts the analysis of each APPEND's literals.
+  // Runs on the connection's thread between session calls: user() is
+  // stable then, and prepare_messages() may run on any thread.
+  void frame_ahead() {
+    while (frame_past_ && ahead_.size() < kMaxAheadCommands && ahead_bytes_ < kMaxAheadBytes) {
+      ReaderEvent event = reader_->next();
+      if (event.kind == ReaderEvent::Kind::kNeedMore) {
+        return;
+      }
+      std::unique_ptr<FramedAhead> held = hold(std::move(event));
+      frame_past_ = held->event.kind == ReaderEvent::Kind::kCommand && is_append(held->command);
+      // Before login an APPEND is refused: framed past, but nothing to prepare.
+      if (frame_past_ && logged_in() && !held->command.literals.empty()) {
+        std::vector<std::string_view> messages;
+        for (const Literal& literal : held->command.literals) {
+          messages.push_back(literal.data);
+        }
+        held->prepared = session_->user()->store().prepare_messages(messages);
+      }
+      ahead_bytes_ += held->bytes.size();
+      ahead_.push_back(std::move(held));
     }
   }
 
@@ -143,6 +278,11 @@ class ImapDriver final : public service::SessionDriver {
   const ImapHandlerOptions& options_;
   std::unique_ptr<Session> session_;
   std::unique_ptr<CommandReader> reader_;
+  // Framed ahead of the command running, in order (process_input).
+  std::deque<std::unique_ptr<FramedAhead>> ahead_;
+  size_t ahead_bytes_ = 0;
+  // Whether the last command framed is one that input may be framed past.
+  bool frame_past_ = false;
   net::Notifier notifier_;
   bool idling_ = false;
   std::chrono::steady_clock::time_point idle_deadline_;

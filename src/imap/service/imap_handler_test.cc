@@ -10,12 +10,14 @@
 #include <sys/time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "auth/authenticator.h"
 #include "net/runtime.h"
@@ -161,6 +163,161 @@ TEST_F(ImapServiceTest, LoginAppendFetchLogout) {
   EXPECT_TRUE(client->until("* BYE").starts_with("* BYE"));
   EXPECT_TRUE(client->until("e ").starts_with("e OK"));
   EXPECT_EQ(client->line(), std::nullopt);  // closed
+}
+
+// Lines up to and including the tagged line of `tag`, with every
+// APPENDUID's UIDVALIDITY (which differs between mailboxes) made "V".
+std::vector<std::string> transcript(Client& client, std::string_view tag) {
+  std::vector<std::string> out;
+  const std::string prefix = std::string(tag) + " ";
+  while (auto l = client.line()) {
+    if (auto at = l->find("[APPENDUID "); at != std::string::npos) {
+      const size_t from = at + 11;
+      l->replace(from, l->find(' ', from) - from, "V");
+    }
+    out.push_back(*l);
+    if (l->starts_with(prefix)) {
+      return out;
+    }
+  }
+  out.push_back("<eof>");
+  return out;
+}
+
+// A LITERAL+ APPEND of `message` to `mailbox`, with what goes before it.
+std::string append_command(std::string_view tag, std::string_view mailbox, std::string_view message,
+                           std::string_view flags = "") {
+  std::string out = std::string(tag) + " APPEND " + std::string(mailbox) + " ";
+  if (!flags.empty()) {
+    out += std::string(flags) + " ";
+  }
+  return out + "{" + std::to_string(message.size()) + "+}\r\n" + std::string(message) + "\r\n";
+}
+
+// Commands sent in one write after APPENDs (so the driver frames them ahead)
+// get exactly the replies, in the same order, as the same commands sent one
+// at a time: a NOOP and a FETCH between APPENDs, an APPEND refused with
+// NO [TRYCREATE], one with BAD flags, a synchronizing literal, and EXISTS
+// before each tagged OK in the selected mailbox.
+TEST_F(ImapServiceTest, CommandsFramedAheadOfAppendsRunInOrderWithTheSameReplies) {
+  const std::vector<std::string> messages = {
+      "Subject: one\r\n\r\nfirst body\r\n", "From: b@example.org\nSubject: bare LF\n\nsecond\n",
+      "Subject: three\r\nMIME-Version: 1.0\r\nContent-Type: multipart/mixed; boundary=x\r\n\r\n"
+      "--x\r\nContent-Type: text/plain\r\n\r\npart\r\n--x--\r\n",
+      "Subject: four\r\n\r\n" + std::string(100000, 'w') + "\r\n", "Subject: five\r\n\r\nlast\r\n"};
+  // The script for mailbox `box`, and the tag of its last command.
+  auto script = [&](std::string_view box) {
+    std::vector<std::string> commands = {
+        append_command("a1", box, messages[0]),
+        append_command("a2", box, messages[1], "(\\Seen)"),
+        "n1 NOOP\r\n",
+        append_command("a3", "NoSuchBox", messages[2]),
+        append_command("a4", box, messages[2], "(\\Bogus)"),
+        append_command("a5", box, messages[2]),
+        "f1 FETCH 1:* (UID FLAGS RFC822.SIZE)\r\n",
+        append_command("a6", box, messages[3]),
+        append_command("a7", box, messages[4]),
+        "f2 UID FETCH 1:* (BODY.PEEK[])\r\n",
+        "s1 SEARCH BODY last\r\n",
+    };
+    return commands;
+  };
+  auto prepare = [&](Client& client, std::string_view box) {
+    client.send("c CREATE " + std::string(box) + "\r\n");
+    EXPECT_TRUE(client.until("c ").starts_with("c OK"));
+    client.send("s SELECT " + std::string(box) + "\r\n");
+    EXPECT_TRUE(client.until("s ").starts_with("s OK"));
+  };
+
+  auto one_by_one = logged_in();
+  prepare(*one_by_one, "One");
+  std::vector<std::string> expected;
+  for (const std::string& command : script("One")) {
+    one_by_one->send(command);
+    const std::string tag = command.substr(0, command.find(' '));
+    for (std::string& l : transcript(*one_by_one, tag)) {
+      expected.push_back(std::move(l));
+    }
+  }
+
+  auto pipelined = logged_in();
+  prepare(*pipelined, "Two");
+  std::string all;
+  for (const std::string& command : script("Two")) {
+    all += command;
+  }
+  // A synchronizing literal at the end: its "+" comes only after every
+  // reply before it.
+  const std::string sync_message = "Subject: sync\r\n\r\nwaited\r\n";
+  all += "a8 APPEND Two {" + std::to_string(sync_message.size()) + "}\r\n";
+  pipelined->send(all);
+  const std::vector<std::string> got = transcript(*pipelined, "s1");
+  EXPECT_EQ(got, expected);
+  EXPECT_TRUE(pipelined->line().value_or("").starts_with("+ "));
+  pipelined->send(sync_message + "\r\n");
+  const std::vector<std::string> last = transcript(*pipelined, "a8");
+  ASSERT_FALSE(last.empty());
+  EXPECT_EQ(last.back(), "a8 OK [APPENDUID V 6] Append completed");
+
+  // What the transcript must hold, whichever way it was sent.
+  auto has = [&](std::string_view line) {
+    return std::find(expected.begin(), expected.end(), line) != expected.end();
+  };
+  EXPECT_TRUE(has("a1 OK [APPENDUID V 1] Append completed"));
+  EXPECT_TRUE(has("a2 OK [APPENDUID V 2] Append completed"));
+  EXPECT_TRUE(has("a5 OK [APPENDUID V 3] Append completed"));
+  EXPECT_TRUE(has("a7 OK [APPENDUID V 5] Append completed"));
+  EXPECT_TRUE(has("* SEARCH 5"));
+  auto starts = [&](std::string_view prefix) {
+    return std::find_if(expected.begin(), expected.end(),
+                        [&](const std::string& l) { return l.starts_with(prefix); });
+  };
+  EXPECT_TRUE(starts("a3 NO [TRYCREATE]") != expected.end());
+  EXPECT_TRUE(starts("a4 BAD") != expected.end());
+  // EXISTS before the tagged OK of the APPEND that made it.
+  EXPECT_LT(starts("* 1 EXISTS"), starts("a1 OK"));
+  EXPECT_LT(starts("* 5 EXISTS"), starts("a7 OK"));
+}
+
+// A connection that ends with APPENDs framed ahead (their analyses
+// running): LOGOUT framed ahead ends it after the APPENDs before it; a
+// client that goes away leaves the server well, with whole messages only.
+TEST_F(ImapServiceTest, ConnectionEndsWithAppendsFramedAhead) {
+  auto batch = [](std::string_view prefix) {
+    std::string all;
+    for (int i = 0; i < 8; ++i) {
+      all += append_command(std::string(prefix) + std::to_string(i), "INBOX",
+                            "Subject: m" + std::to_string(i) + "\r\n\r\n" +
+                                std::string(20000, static_cast<char>('a' + i)) + "\r\n");
+    }
+    return all;
+  };
+  {
+    auto client = logged_in();
+    client->send(batch("a") + "z LOGOUT\r\n");
+    EXPECT_TRUE(client->until("a7 ").starts_with("a7 OK [APPENDUID"));
+    EXPECT_TRUE(client->until("z ").starts_with("z OK"));
+    EXPECT_EQ(client->line(), std::nullopt);  // closed
+  }
+  {
+    auto client = logged_in();
+    client->send(batch("b"));
+  }  // gone without reading a reply
+  auto client = logged_in();
+  client->send("s SELECT INBOX\r\n");
+  int count = -1;
+  for (const std::string& l : transcript(*client, "s")) {
+    if (l.ends_with(" EXISTS")) {
+      count = std::stoi(l.substr(2));
+    }
+  }
+  EXPECT_GE(count, 8);
+  EXPECT_LE(count, 16);
+  client->send("f FETCH 1:* (RFC822.SIZE)\r\n");
+  for (int i = 1; i <= count; ++i) {
+    EXPECT_EQ(client->line().value_or(""), "* " + std::to_string(i) + " FETCH (RFC822.SIZE 20017)");
+  }
+  EXPECT_TRUE(client->until("f ").starts_with("f OK"));
 }
 
 TEST_F(ImapServiceTest, IdleSeesAnotherSessionsAppendAtOnce) {

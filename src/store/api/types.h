@@ -115,12 +115,27 @@ struct MailboxSnapshot {
   std::vector<MessageMeta> messages;
 };
 
+// A message's pure analysis (what an append computes from its bytes alone:
+// its parse, cache record and full-text term record), started ahead of the
+// append by UserStore::prepare_messages(). Opaque: only the store that made
+// it reads it. Destroying it waits for the work still running on it.
+class PreparedMessage {
+ public:
+  virtual ~PreparedMessage() = default;
+  // The bytes it was made from; they must outlive it.
+  virtual std::string_view source() const = 0;
+};
+
 struct AppendMessage {
   std::string_view bytes;  // the whole message; bare LF line ends are stored as CRLF
   SystemFlags flags = 0;
   std::vector<std::string> keywords;
   // When absent, the time of the append in UTC.
   std::optional<InternalDate> internal_date;
+  // Optional, not owned: the analysis of `bytes` made ahead by the same
+  // store. append() takes its results when it was made from exactly these
+  // bytes and ignores it otherwise (computing them itself, as without one).
+  PreparedMessage* prepared = nullptr;
 };
 
 struct AppendResult {

@@ -117,6 +117,21 @@ class UserStore {
                                             std::span<const AppendMessage> messages) = 0;
   base::Result<AppendedUid> append(std::string_view mailbox, const AppendMessage& message);
 
+  // Starts the pure work of appending each of `messages` (the bytes of one
+  // message each) on other threads, in order, so that a later append() of
+  // exactly those bytes (AppendMessage::prepared) finds it done: a client
+  // that pipelines APPENDs has the next one analysed while the current one
+  // commits. One handle per message, or none at all (empty: the backend
+  // prepares nothing; the default). The bytes must outlive their handle.
+  // Thread safety: unlike every other call, may run on any thread, at the
+  // same time as the store's other calls: it reads only what does not
+  // change while the store is open.
+  virtual std::vector<std::unique_ptr<PreparedMessage>> prepare_messages(
+      std::span<const std::string_view> messages) const {
+    (void)messages;
+    return {};
+  }
+
   // Changes the flags and keywords of the messages in `uids` (UIDs that name
   // no message are skipped). Changed messages get one new MODSEQ.
   virtual base::Result<FlagUpdateResult> update_flags(std::string_view mailbox, const UidSet& uids,

@@ -63,6 +63,10 @@ class MaildirUserStore final : public UserStore {
 
   base::Result<AppendResult> append(std::string_view mailbox,
                                     std::span<const AppendMessage> messages) override;
+  // Reads only options_, which is fixed once the store is open
+  // (prepared_message.h).
+  std::vector<std::unique_ptr<PreparedMessage>> prepare_messages(
+      std::span<const std::string_view> messages) const override;
   base::Result<FlagUpdateResult> update_flags(std::string_view mailbox, const UidSet& uids,
                                               const FlagUpdate& update) override;
   base::Result<std::vector<Uid>> expunge(std::string_view mailbox, const UidSet& uids) override;

@@ -4,6 +4,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <future>
 #include <optional>
 #include <unordered_map>
@@ -14,6 +15,7 @@
 #include "store/api/flags.h"
 #include "store/maildir/maildir_user_store.h"
 #include "store/maildir/names.h"
+#include "store/maildir/prepared_message.h"
 #include "store/maildir/sync_threads.h"
 
 namespace peregrine::store::maildir {
@@ -56,6 +58,14 @@ struct WaitOnExit {
 //                 stage them -> wait for the names -> COMMIT (fdatasync) ->
 //                 wait for the fsync of cur/ -> return
 //
+// A message that comes with a PreparedMessage made from its bytes (an IMAP
+// connection prepares each pipelined APPEND it has framed while the one
+// before it runs: prepare_messages(), prepared_message.h) has its cache
+// record and term record made already, on a sync thread, before this call:
+// the strand takes them (waiting, if the work is still running) instead of
+// parsing, and no term record task starts for it. What is stored is the
+// same either way.
+//
 // The one order kept is each file's fsync before its name in cur/ (link or
 // rename), and every name before the commit starts: so a name in cur/ never
 // points at lost bytes, and no other reader of the Maildir meets a row whose
@@ -90,7 +100,8 @@ Result<AppendResult> MaildirUserStore::append(std::string_view mailbox,
     std::string_view bytes;
     std::filesystem::path target;
     std::string record;
-    TermRecord search_text;  // empty when the full-text index is off
+    TermRecord search_text;                   // empty when the full-text index is off
+    MaildirPreparedMessage* ahead = nullptr;  // record and term record made ahead
   };
   // Checks first, so that nothing is written for an append that must fail.
   std::vector<Prepared> prepared(messages.size());
@@ -125,6 +136,11 @@ Result<AppendResult> MaildirUserStore::append(std::string_view mailbox,
     p.row.base_name = new_base_name(p.bytes.size());
     p.row.file_name = file_name_with_flags(p.row.base_name, "", p.row.meta.flags);
     p.target = cur / p.row.file_name;
+    // Only a handle this backend made, from exactly these bytes.
+    auto* ahead = dynamic_cast<MaildirPreparedMessage*>(m.prepared);
+    if (ahead != nullptr && ahead->made_from(m.bytes)) {
+      p.ahead = ahead;
+    }
   }
 
   // On a sync thread: tmp/ -> fsync -> cur/ for every message, then tell
@@ -166,17 +182,36 @@ Result<AppendResult> MaildirUserStore::append(std::string_view mailbox,
   // terms, packed record), is made on another thread, while the strand
   // parses each message for its cache record and stages its rows. The two
   // write different members of each Prepared.
+  // A message prepared ahead has both made already; one whose work failed
+  // is analysed here like the others.
+  for (Prepared& p : prepared) {
+    if (p.ahead == nullptr) {
+      continue;
+    }
+    if (std::optional<AppendParts> parts = p.ahead->take()) {
+      p.record = std::move(parts->record);
+      p.search_text = std::move(parts->term_record);
+    } else {
+      p.ahead = nullptr;
+    }
+  }
   std::future<void> texts;
-  if (options_.full_text_index) {
+  if (options_.full_text_index &&
+      std::any_of(prepared.begin(), prepared.end(),
+                  [](const Prepared& p) { return p.ahead == nullptr; })) {
     texts = sync_threads().run([&prepared] {
       for (Prepared& p : prepared) {
-        p.search_text = message_term_record(p.bytes);
+        if (p.ahead == nullptr) {
+          p.search_text = message_term_record(p.bytes);
+        }
       }
     });
   }
   WaitOnExit wait_texts{texts};
   for (Prepared& p : prepared) {
-    p.record = mime::serialize(mime::analyze_message(p.bytes, /*with_text=*/false).record);
+    if (p.ahead == nullptr) {
+      p.record = mime::serialize(mime::analyze_message(p.bytes, /*with_text=*/false).record);
+    }
   }
   AppendResult result;
   auto staged = [&]() -> Result<void> {
@@ -257,6 +292,19 @@ Result<AppendResult> MaildirUserStore::append(std::string_view mailbox,
   }
   listeners_.publish_appended(static_cast<std::uint64_t>(row->id), appended);
   return result;
+}
+
+std::vector<std::unique_ptr<PreparedMessage>> MaildirUserStore::prepare_messages(
+    std::span<const std::string_view> messages) const {
+  // Without the full-text index what is left to prepare (the cache record)
+  // is done on the strand while it waits for the file's fsync anyway; a
+  // hand-off to another thread would only add to it.
+  if (!options_.full_text_index) {
+    return {};
+  }
+  return maildir::prepare_messages(messages,
+                                   PrepareOptions{.full_text_index = options_.full_text_index,
+                                                  .max_message_size = options_.max_message_size});
 }
 
 void MaildirUserStore::undo_committed_append(const MailboxRow& mailbox, std::span<const Uid> uids,

@@ -8,9 +8,11 @@
 #include <string>
 #include <vector>
 
+#include "mime/cache_record.h"
 #include "mime/case_fold.h"
 #include "mime/search_text.h"
 #include "store/maildir/index.h"
+#include "store/maildir/prepared_message.h"
 #include "store/maildir/term_record.h"
 #include "store/maildir/test_util.h"
 #include "store/maildir/text_tokens.h"
@@ -86,17 +88,19 @@ void set_records(const std::filesystem::path& db_path, const std::string& packed
   sqlite3_close(db);
 }
 
-// The term record of (INBOX, uid), unpacked; empty when missing or corrupt.
-std::vector<IndexedTerm> stored_terms(const std::filesystem::path& db_path, Uid uid) {
+// The term record of (mailbox, uid), unpacked; empty when missing or corrupt.
+std::vector<IndexedTerm> stored_terms(const std::filesystem::path& db_path, Uid uid,
+                                      std::string_view mailbox = "INBOX") {
   sqlite3* db = nullptr;
   EXPECT_EQ(sqlite3_open(db_path.c_str(), &db), SQLITE_OK);
   sqlite3_stmt* stmt = nullptr;
   std::vector<IndexedTerm> out;
   if (sqlite3_prepare_v2(db,
                          "SELECT d.terms FROM search_docs d JOIN mailboxes b ON b.id = "
-                         "d.mailbox_id WHERE b.name = 'INBOX' AND d.uid = ?1",
+                         "d.mailbox_id WHERE b.name = ?2 AND d.uid = ?1",
                          -1, &stmt, nullptr) == SQLITE_OK) {
     sqlite3_bind_int64(stmt, 1, uid);
+    sqlite3_bind_text(stmt, 2, mailbox.data(), static_cast<int>(mailbox.size()), SQLITE_STATIC);
     if (sqlite3_step(stmt) == SQLITE_ROW) {
       std::string_view packed(static_cast<const char*>(sqlite3_column_blob(stmt, 0)),
                               static_cast<std::size_t>(sqlite3_column_bytes(stmt, 0)));
@@ -1173,6 +1177,126 @@ TEST(TermRecord, DistinctTermsUnindexWhatTheFullTextIndexed) {
   EXPECT_EQ(count("SELECT count(*) FROM v"), 0);
   EXPECT_EQ(count("SELECT count(*) FROM f WHERE f MATCH 'be'"), 0);
   sqlite3_close(db);
+}
+
+// Messages of several shapes: bare LF line ends, multipart with a base64
+// part, 8-bit text, a header-only message.
+std::vector<std::string> varied_messages() {
+  return {
+      message("plain", "Some words to index, migration included.\r\n"),
+      "From: Carol <carol@example.org>\nSubject: bare LF\n\nline one\nline two\n",
+      "From: d@example.net\r\nSubject: =?UTF-8?Q?=C3=89cole?=\r\nMIME-Version: 1.0\r\n"
+      "Content-Type: multipart/mixed; boundary=b\r\n\r\n--b\r\n"
+      "Content-Type: text/plain; charset=utf-8\r\n\r\nCaf\xc3\xa9 au lait\r\n--b\r\n"
+      "Content-Type: text/plain\r\nContent-Transfer-Encoding: base64\r\n\r\n"
+      "ZnJhZ21lbnRlZCBiYXNlNjQgdGV4dA==\r\n--b--\r\n",
+      "Subject: header only\r\n",
+  };
+}
+
+// An append with handles made ahead (prepare_messages) stores exactly what
+// one without them stores: rows, files, cache records, term records.
+TEST_F(SearchIndexTest, PreparedAppendStoresTheSameAsAPlainOne) {
+  ASSERT_TRUE(user_->create_mailbox("Ahead"));
+  const std::vector<std::string> bytes = varied_messages();
+  std::vector<std::string_view> views(bytes.begin(), bytes.end());
+  auto handles = user_->prepare_messages(views);
+  ASSERT_EQ(handles.size(), bytes.size());
+  // One at a time, then the last two together (MULTIAPPEND).
+  for (std::size_t i = 0; i < bytes.size(); ++i) {
+    EXPECT_EQ(handles[i]->source().data(), bytes[i].data());
+    append("INBOX", bytes[i]);
+  }
+  for (std::size_t i = 0; i + 2 < bytes.size(); ++i) {
+    AppendMessage m = testing::append_of(bytes[i]);
+    m.prepared = handles[i].get();
+    ASSERT_TRUE(user_->append("Ahead", m));
+  }
+  std::vector<AppendMessage> last;
+  for (std::size_t i = bytes.size() - 2; i < bytes.size(); ++i) {
+    last.push_back(testing::append_of(bytes[i]));
+    last.back().prepared = handles[i].get();
+  }
+  ASSERT_TRUE(user_->append("Ahead", last));
+
+  const auto plain = metas("INBOX");
+  const auto ahead = metas("Ahead");
+  ASSERT_EQ(plain.size(), bytes.size());
+  ASSERT_EQ(ahead.size(), bytes.size());
+  const UidSet all = UidSet::all();
+  auto plain_records = user_->cache_records("INBOX", all);
+  auto ahead_records = user_->cache_records("Ahead", all);
+  ASSERT_TRUE(plain_records && ahead_records);
+  ASSERT_EQ(plain_records->size(), bytes.size());
+  ASSERT_EQ(ahead_records->size(), bytes.size());
+  for (std::size_t i = 0; i < bytes.size(); ++i) {
+    SCOPED_TRACE(i);
+    EXPECT_EQ(ahead[i].uid, plain[i].uid);
+    EXPECT_EQ(ahead[i].size, plain[i].size);
+    EXPECT_EQ(ahead[i].flags, plain[i].flags);
+    EXPECT_EQ((*ahead_records)[i].record, (*plain_records)[i].record);
+    EXPECT_FALSE((*ahead_records)[i].record.empty());
+    const auto plain_terms = stored_terms(db(), plain[i].uid, "INBOX");
+    EXPECT_FALSE(plain_terms.empty());
+    EXPECT_EQ(stored_terms(db(), ahead[i].uid, "Ahead"), plain_terms);
+    auto plain_body = user_->open_body("INBOX", plain[i].uid);
+    auto ahead_body = user_->open_body("Ahead", ahead[i].uid);
+    ASSERT_TRUE(plain_body && ahead_body);
+    EXPECT_EQ((*ahead_body)->read_all().value(), (*plain_body)->read_all().value());
+  }
+  // The handles were used up: taken, not left with results.
+  for (const auto& h : handles) {
+    auto* maildir = dynamic_cast<MaildirPreparedMessage*>(h.get());
+    ASSERT_NE(maildir, nullptr);
+    EXPECT_FALSE(maildir->take().has_value());
+  }
+}
+
+// A handle made from other bytes is ignored; one from equal bytes in
+// another buffer is as good as the original.
+TEST_F(SearchIndexTest, PreparedMessageOfOtherBytesIsIgnored) {
+  const std::string first = message("first", "alpha words\r\n");
+  const std::string second = message("second", "omega words\r\n");
+  std::vector<std::string_view> views{first};
+  auto handles = user_->prepare_messages(views);
+  ASSERT_EQ(handles.size(), 1u);
+  AppendMessage m = testing::append_of(second);
+  m.prepared = handles[0].get();
+  auto appended = user_->append("INBOX", m);
+  ASSERT_TRUE(appended);
+  auto records = user_->cache_records("INBOX", UidSet{appended->uid});
+  ASSERT_TRUE(records);
+  ASSERT_EQ(records->size(), 1u);
+  auto record = mime::deserialize((*records)[0].record);
+  ASSERT_TRUE(record);
+  EXPECT_EQ(record->subject, "second");
+  const auto terms = stored_terms(db(), appended->uid);
+  EXPECT_NE(columns_of(terms, "omega"), 0);
+  EXPECT_EQ(columns_of(terms, "alpha"), 0);
+  // Unused, so its results are still there for an append of `first`.
+  const std::string copy = first;
+  AppendMessage again = testing::append_of(copy);
+  again.prepared = handles[0].get();
+  auto stored = user_->append("INBOX", again);
+  ASSERT_TRUE(stored);
+  EXPECT_NE(columns_of(stored_terms(db(), stored->uid), "alpha"), 0);
+  EXPECT_FALSE(dynamic_cast<MaildirPreparedMessage*>(handles[0].get())->take().has_value());
+}
+
+// Handles dropped unused (a failed APPEND, a closed connection) wait for
+// their work and leave nothing behind.
+TEST_F(SearchIndexTest, PreparedMessagesDroppedUnusedAreHarmless) {
+  std::vector<std::string> bytes;
+  for (int i = 0; i < 20; ++i) {
+    bytes.push_back(message("dropped" + std::to_string(i)));
+  }
+  std::vector<std::string_view> views(bytes.begin(), bytes.end());
+  for (int round = 0; round < 5; ++round) {
+    auto handles = user_->prepare_messages(views);
+    EXPECT_EQ(handles.size(), bytes.size());
+    handles.resize(static_cast<std::size_t>(round));  // drops the rest while they run
+  }
+  expect_in_step(0);
 }
 
 }  // namespace

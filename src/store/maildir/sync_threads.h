@@ -9,8 +9,9 @@
 // A task starts at once: on an idle thread if there is one, else on a new
 // one, so tasks never wait behind each other. Idle threads stay for the
 // next task, so the number of threads follows the most tasks ever in
-// flight at once (at most two per storage strand), plus threads that had
-// just finished a task when a new one came.
+// flight at once (at most two per storage strand, and one per IMAP
+// connection preparing pipelined APPENDs), plus threads that had just
+// finished a task when a new one came.
 //
 // Thread safety: run() may be called from any thread. The process-wide
 // instance lives until exit; its destructor joins the threads.

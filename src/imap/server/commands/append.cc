@@ -1,5 +1,9 @@
 // APPEND, with flags, internal date and several messages (MULTIAPPEND,
-// RFC 3502); the result carries APPENDUID (RFC 4315).
+// RFC 3502); the result carries APPENDUID (RFC 4315). A pipelined APPEND
+// comes with its messages already analysed (the IMAP driver framed it
+// while the command before it ran and started the store's
+// prepare_messages() on it); the store takes that work instead of doing it
+// on the strand. The order of commands and replies does not change.
 
 #include "imap/proto/response_writer.h"
 #include "imap/server/commands/commands.h"
@@ -18,7 +22,8 @@ void append(CommandContext& ctx) {
     }
     store::AppendMessage out;
     out.bytes = m.data;
-    out.flags = flags->flags;  // \Recent, if given, is not the client's to set
+    out.prepared = ctx.prepared_for(m.data);  // analysed while the command before ran
+    out.flags = flags->flags;                 // \Recent, if given, is not the client's to set
     out.keywords = std::move(flags->keywords);
     if (m.internal_date) {
       out.internal_date =
