@@ -17,7 +17,8 @@ pages), and rounds with a read of --read-bytes of other files before each
 Per query it records, besides the time, what the server did: its CPU time
 (the sum of its threads' /proc/PID/task/*/schedstat, in ns), its minor and
 major page faults (/proc/PID/stat), the bytes it read from the disk
-(/proc/PID/io read_bytes), and how long its threads were runnable but
+(/proc/PID/io read_bytes), the part of the CPU time its network threads
+took (those waiting in epoll when the probe starts), and how long its threads were runnable but
 waited for a core (the run-queue delay of schedstat). A slower query with
 the same CPU time did the same work more slowly or waited (the machine);
 one with more CPU time did more work (our code). (This VM has no hardware
@@ -53,12 +54,14 @@ QUERIES = ["SEARCH TEXT migratio", "SEARCH FROM jennif", "SEARCH UID 1"]
 def server_counters(pid: int) -> dict[str, int]:
     """The server process's cumulative counters."""
     cpu_ns = wait_ns = slices = 0
+    threads = {}
     for task in os.listdir(f"/proc/{pid}/task"):
         try:
             with open(f"/proc/{pid}/task/{task}/schedstat") as f:
                 run_ns, queued_ns, runs = (int(x) for x in f.read().split()[:3])
         except (OSError, ValueError):
             continue  # a thread that ended between listing and reading
+        threads[task] = run_ns
         cpu_ns += run_ns
         wait_ns += queued_ns
         slices += runs
@@ -71,7 +74,8 @@ def server_counters(pid: int) -> dict[str, int]:
         for line in f:
             k, _, v = line.partition(":")
             io[k] = int(v)
-    return {"cpu_ns": cpu_ns, "wait_ns": wait_ns, "slices": slices, "minflt": minflt, "majflt": majflt, "read_bytes": io["read_bytes"]}
+    return {"cpu_ns": cpu_ns, "wait_ns": wait_ns, "slices": slices, "minflt": minflt,
+            "majflt": majflt, "read_bytes": io["read_bytes"], "threads": threads}
 
 
 class Probe:
@@ -79,6 +83,14 @@ class Probe:
 
     def __init__(self, pid: int):
         self.pid = pid
+        # The server's threads that wait in epoll are its network (I/O)
+        # threads; the others (in futex waits) are the storage pool, whose
+        # thread runs the user's strand, and the sync threads.
+        self.io = set()
+        for task in os.listdir(f"/proc/{pid}/task"):
+            with open(f"/proc/{pid}/task/{task}/wchan") as f:
+                if "epoll" in f.read():
+                    self.io.add(task)
 
     def run(self, client, command: str) -> dict[str, float]:
         before = server_counters(self.pid)
@@ -86,7 +98,10 @@ class Probe:
         lines = client.command(command)
         ms = (time.perf_counter() - t) * 1000.0
         after = server_counters(self.pid)
-        out = {k: after[k] - before[k] for k in before}
+        out = {k: after[k] - before[k] for k in before if k != "threads"}
+        out["io_ms"] = sum(ns - before["threads"].get(name, 0)
+                           for name, ns in after["threads"].items()
+                           if name in self.io) / 1e6
         out["cpu_ns"] /= 1e6  # ms
         out["wait_ns"] /= 1e6
         out["ms"] = ms
@@ -119,6 +134,7 @@ def phase(label: str, probe: Probe, client, rounds: int, before_round, log) -> N
         med = {k: statistics.median(x[k] for x in r) for k in r[0]}
         each = " ".join(f"{x['ms']:.1f}" for x in r)
         line = (f"{label:<34} {q:<22} ms {med['ms']:7.2f} [{each}] cpu {med['cpu_ns']:6.2f} ms"
+                f" (io threads {med['io_ms']:5.2f})"
                 f" runq {med['wait_ns']:5.2f} ms slices {med['slices']:3.0f} minflt {med['minflt']:6.0f} majflt {med['majflt']:4.0f}"
                 f" read {med['read_bytes'] / 1024:7.0f} KB hits {med['hits']:.0f}"
                 f" load {load:.1f}")
@@ -233,7 +249,7 @@ def fresh_process(server, args, work: Path) -> int:
         perf = None
         if args.profile:
             out = work / f"perf-{name.replace(' ', '_')}.data"
-            perf = subprocess.Popen(["perf", "record", "-q", "-e", "cpu-clock", "-F", "20000",
+            perf = subprocess.Popen(["perf", "record", "-q", "-e", "cpu-clock", "-F", "1000",
                                      "-o", str(out), "-p", str(server.proc.pid)],
                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             time.sleep(1.0)
