@@ -9,10 +9,13 @@ indexed at the first SELECT), then times the same SEARCH commands
   (b) on a new connection to the same server process,
   (c) on a new connection to a new server process on the same store,
 
-each in three conditions: rounds back to back, rounds with an idle pause
-before each (--idle seconds: the page cache and this VM's DAMON age
-pages), and rounds with a read of --read-bytes of other files before each
-(what Dovecot's scan does between Peregrine's queries in run.py).
+each in three conditions (--conditions): queries back to back, an idle
+pause before each query (--idle seconds: the page cache and this VM's
+DAMON age pages), and a read of --read-bytes of other files before each
+(what Dovecot's scan does between Peregrine's queries in run.py); also
+a 1 s pause ("short"), or another process writing over --thrash-mb of its
+memory for 1 s ("thrash": caches and TLBs lose the server's lines, but
+little time passes).
 
 Per query it records, besides the time, what the server did: its CPU time
 (the sum of its threads' /proc/PID/task/*/schedstat, in ns), its minor and
@@ -83,16 +86,22 @@ class Probe:
 
     def __init__(self, pid: int):
         self.pid = pid
-        # The server's threads that wait in epoll are its network (I/O)
-        # threads; the others (in futex waits) are the storage pool, whose
-        # thread runs the user's strand, and the sync threads.
-        self.io = set()
-        for task in os.listdir(f"/proc/{pid}/task"):
-            with open(f"/proc/{pid}/task/{task}/wchan") as f:
+        self.io: set[str] | None = None
+
+    def network_threads(self) -> set[str]:
+        """The server's threads waiting in epoll (between commands): its
+        network threads; the others (in futex waits) are the storage pool,
+        whose thread runs the user's strand, and the sync threads."""
+        out = set()
+        for task in os.listdir(f"/proc/{self.pid}/task"):
+            with open(f"/proc/{self.pid}/task/{task}/wchan") as f:
                 if "epoll" in f.read():
-                    self.io.add(task)
+                    out.add(task)
+        return out
 
     def run(self, client, command: str) -> dict[str, float]:
+        if self.io is None:
+            self.io = self.network_threads()
         before = server_counters(self.pid)
         t = time.perf_counter()
         lines = client.command(command)
@@ -106,6 +115,7 @@ class Probe:
         out["wait_ns"] /= 1e6
         out["ms"] = ms
         out["hits"] = sum(len(l.split()) - 2 for l in lines if l.startswith(b"* SEARCH"))
+        out["answer_bytes"] = sum(len(l) + 2 for l in lines)
         return out
 
 
@@ -122,11 +132,11 @@ def read_other_files(directory: Path, limit: int) -> float:
     return time.perf_counter() - t
 
 
-def phase(label: str, probe: Probe, client, rounds: int, before_round, log) -> None:
+def phase(label: str, probe: Probe, client, rounds: int, before_query, log) -> None:
     rows: dict[str, list[dict[str, float]]] = {}
     for _ in range(rounds):
-        before_round()
         for q in QUERIES:
+            before_query()  # before each query: each one comes after the pause
             rows.setdefault(q, []).append(probe.run(client, q))
     load = os.getloadavg()[0]
     for q in QUERIES:
@@ -136,7 +146,7 @@ def phase(label: str, probe: Probe, client, rounds: int, before_round, log) -> N
         line = (f"{label:<34} {q:<22} ms {med['ms']:7.2f} [{each}] cpu {med['cpu_ns']:6.2f} ms"
                 f" (io threads {med['io_ms']:5.2f})"
                 f" runq {med['wait_ns']:5.2f} ms slices {med['slices']:3.0f} minflt {med['minflt']:6.0f} majflt {med['majflt']:4.0f}"
-                f" read {med['read_bytes'] / 1024:7.0f} KB hits {med['hits']:.0f}"
+                f" read {med['read_bytes'] / 1024:7.0f} KB answer {med['answer_bytes']:.0f} B hits {med['hits']:.0f}"
                 f" load {load:.1f}")
         print(line, flush=True)
         log.write(line + "\n")
@@ -195,12 +205,16 @@ def main() -> int:
     ap.add_argument("--conditions", default="back,idle,read",
                     help="between rounds: back, idle, short, read, thrash (comma-separated)")
     ap.add_argument("--thrash-mb", type=int, default=256)
+    ap.add_argument("--query", action="append",
+                    help="a SEARCH command to time (default: " + "; ".join(QUERIES) + ")")
     ap.add_argument("--reuse", action="store_true",
                     help="--work holds a store this script loaded: only (c), no load")
     ap.add_argument("--profile", action="store_true",
                     help="record each (c) condition with perf record -e cpu-clock")
     args = ap.parse_args()
     args.read_dir = args.read_dir or args.mail
+    if args.query:
+        QUERIES[:] = args.query
 
     work = Path(args.work)
     files = sorted(Path(args.mail).glob("*.eml"))[: args.count]
