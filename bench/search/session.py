@@ -93,10 +93,12 @@ class Probe:
         network threads; the others (in futex waits) are the storage pool,
         whose thread runs the user's strand, and the sync threads."""
         out = set()
-        for task in os.listdir(f"/proc/{self.pid}/task"):
-            with open(f"/proc/{self.pid}/task/{task}/wchan") as f:
-                if "epoll" in f.read():
-                    out.add(task)
+        for _ in range(10):  # the thread that just answered may not be back in epoll yet
+            for task in os.listdir(f"/proc/{self.pid}/task"):
+                with open(f"/proc/{self.pid}/task/{task}/wchan") as f:
+                    if "epoll" in f.read():
+                        out.add(task)
+            time.sleep(0.02)
         return out
 
     def run(self, client, command: str) -> dict[str, float]:
