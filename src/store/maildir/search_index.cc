@@ -746,10 +746,16 @@ Result<bool> Index::search_fts_healthy() {
   if (*exists != 7) {
     return false;
   }
+  // The records the word index holds: all of them less the few waiting
+  // (a range of ids). Counted that way, not as the ids up to `upto`: a
+  // count over all rows reads the narrowest index of search_docs, a count
+  // over a range of ids reads the table itself, texts and all (at 100,000
+  // messages about 1.6 ms against 0.5 s, at every open of the store).
   auto same = query_int(*db_,
                         "SELECT (SELECT count(*) FROM search_fts_docsize) = "
-                        "(SELECT count(*) FROM search_docs WHERE id <= (SELECT upto FROM "
-                        "search_docs_indexed)) + (SELECT count(*) FROM search_purge)");
+                        "(SELECT count(*) FROM search_docs) - (SELECT count(*) FROM search_docs "
+                        "WHERE id > (SELECT upto FROM search_docs_indexed)) + "
+                        "(SELECT count(*) FROM search_purge)");
   if (!same) {
     // Unreadable: as good as missing.
     return false;
@@ -790,7 +796,12 @@ Result<bool> Index::search_fts_healthy() {
       }
       const std::string& first = first_term.text;
       auto found = query_int(
-          *db_, "SELECT count(*) FROM search_fts WHERE search_fts MATCH ?1 AND rowid = ?2",
+          // The rowid as a range, not "rowid = ?2", which FTS5 answers
+          // by reading the term's doclist from its start (at 100,000
+          // messages 0.8-3.3 ms for a common term against 0.05-0.16 ms).
+          *db_,
+          "SELECT count(*) FROM search_fts WHERE search_fts MATCH ?1 AND rowid >= ?2 AND "
+          "rowid <= ?2",
           [&](Statement& s) {
             s.bind_text(1, sql("{ ", kColumnNames[column], " } : ") + fts5_string(first))
                 .bind(2, docs->front().first);

@@ -851,6 +851,23 @@ TEST_F(SearchIndexTest, DamagedIndexIsRebuiltAtOpen) {
   EXPECT_EQ(candidates("INBOX", kTextBody, {"findme"}), std::vector<Uid>{1});
 }
 
+TEST_F(SearchIndexTest, IndexMissingADocumentIsRebuiltAtOpen) {
+  append("INBOX", message("alpha", "first\r\n"));
+  append("INBOX", message("beta", "findme please\r\n"));
+  append("INBOX", message("gamma", "last\r\n"));
+  reopen();  // the open puts the waiting records into the word index
+  user_.reset();
+  ASSERT_EQ(scalar(db(), "SELECT count(*) FROM search_fts_docsize"), 3);
+  // The middle document goes from the word index's counts alone: the first
+  // and the last are still found, so only the count can tell.
+  exec(db(),
+       "DELETE FROM search_fts_docsize WHERE id = (SELECT id FROM search_docs ORDER BY id "
+       "LIMIT 1 OFFSET 1)");
+  reopen();
+  expect_in_step(3);
+  EXPECT_EQ(candidates("INBOX", kTextBody, {"findme"}), std::vector<Uid>{2});
+}
+
 TEST_F(SearchIndexTest, LostTextsAreIndexedFromTheFilesAtOpen) {
   append("INBOX", message("alpha", "findme please\r\n"));
   append("INBOX", message("beta", "nothing\r\n"));
