@@ -7,9 +7,12 @@
 #   bench/lmtp-profile.sh [BIN ...]     (default: build/release/src/app/peregrine)
 #   CLIENTS="1 10"  MESSAGES=200 (per run: split over the clients)
 #   FTS=true|false  ([search] fts of the server)
-#   MODE=perf|strace|record|rate   perf stat, strace -f -c, perf record -g
-#     (EVENT=cpu-clock, or e.g. sched:sched_switch; run N's samples are in
-#     $WORK/perf.N.data), or just the rate
+#   MODE=perf|strace|record|timeline|rate   perf stat, strace -f -c, perf
+#     record -g (EVENT=cpu-clock, or e.g. sched:sched_switch; run N's
+#     samples are in $WORK/perf.N.data), a system-wide trace of switches,
+#     wake-ups, the delivery's system calls and block requests read by
+#     bench/lmtp_timeline.py (one client: CLIENTS=1; $WORK/timeline.N.data),
+#     or just the rate
 #   WORK=/tmp/peregrine-lmtp-profile  PORT_BASE=29100
 #
 # Each run starts the server on an empty data directory, delivers one
@@ -85,6 +88,15 @@ for clients in $clients_list; do
         perf record -q -e "${EVENT:-cpu-clock}" -g -p "$pid" -o "$work/perf.$run_id.data" 2>/dev/null &
         counter=$!
         ;;
+      timeline)
+        s=syscalls:sys
+        perf record -q -a -o "$work/timeline.$run_id.data" \
+          -e sched:sched_switch,sched:sched_wakeup,block:block_rq_issue \
+          -e ${s}_enter_recvfrom,${s}_exit_recvfrom,${s}_enter_sendto,${s}_enter_futex \
+          -e ${s}_enter_fsync,${s}_exit_fsync,${s}_enter_fdatasync,${s}_exit_fdatasync \
+          -e ${s}_enter_linkat,${s}_enter_pwrite64 2>/dev/null &
+        counter=$!
+        ;;
       *) counter= ;;
     esac
     sleep 1
@@ -110,6 +122,10 @@ for clients in $clients_list; do
       strace)
         awk -v n="$total" '$1 ~ /^[0-9.]+$/ && NF >= 5 {
           printf "  %-16s %7.2f per delivery\n", $NF, $4 / n }' "$work/counters"
+        ;;
+      timeline)
+        perf script -i "$work/timeline.$run_id.data" -F comm,pid,tid,cpu,time,event,trace 2>/dev/null |
+          python3 bench/lmtp_timeline.py "$pid"
         ;;
     esac
   done

@@ -53,10 +53,11 @@ struct WaitOnExit {
 //   sync thread:  write each file (unnamed, or in tmp/), fsync it, name it in
 //                 cur/ (link, or rename) -> fsync cur/
 //   another:      each message's search text, terms and term record (with
-//                 the full-text index on)
-//   the strand:   parse, stage the message rows -> wait for the term records,
-//                 stage them -> wait for the names -> COMMIT (fdatasync) ->
-//                 wait for the fsync of cur/ -> return
+//                 the full-text index on), when more than one message needs
+//                 them; a single message's are made on the strand
+//   the strand:   parse, stage the message rows -> wait for the term records
+//                 (or make the one), stage them -> wait for the names ->
+//                 COMMIT (fdatasync) -> wait for the fsync of cur/ -> return
 //
 // A message that comes with a PreparedMessage made from its bytes (an IMAP
 // connection prepares each pipelined APPEND it has framed while the one
@@ -195,10 +196,16 @@ Result<AppendResult> MaildirUserStore::append(std::string_view mailbox,
       p.ahead = nullptr;
     }
   }
+  // For a single message (an LMTP delivery, an APPEND not framed ahead)
+  // the strand makes the term record itself, after staging the message row:
+  // it waits for the file's fsync anyway, and the hand-off cost more than
+  // it saved (a thread woken, which on two CPUs often took the strand's own
+  // CPU, and a wait for it: docs/benchmarks.md, "LMTP delivery").
+  const auto unprepared = std::count_if(prepared.begin(), prepared.end(),
+                                        [](const Prepared& p) { return p.ahead == nullptr; });
+  const bool texts_here = options_.full_text_index && unprepared == 1;
   std::future<void> texts;
-  if (options_.full_text_index &&
-      std::any_of(prepared.begin(), prepared.end(),
-                  [](const Prepared& p) { return p.ahead == nullptr; })) {
+  if (options_.full_text_index && unprepared > 1) {
     texts = sync_threads().run([&prepared] {
       for (Prepared& p : prepared) {
         if (p.ahead == nullptr) {
@@ -230,6 +237,13 @@ Result<AppendResult> MaildirUserStore::append(std::string_view mailbox,
     }
     if (texts.valid()) {
       texts.get();
+    }
+    if (texts_here) {
+      for (Prepared& p : prepared) {
+        if (p.ahead == nullptr) {
+          p.search_text = message_term_record(p.bytes);
+        }
+      }
     }
     for (const Prepared& p : prepared) {
       if (!p.search_text.empty()) {

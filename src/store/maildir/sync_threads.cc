@@ -1,58 +1,75 @@
 #include "store/maildir/sync_threads.h"
 
+#include <cerrno>
+
 namespace peregrine::store::maildir {
 
+SyncThreads::Worker::Worker() { ::sem_init(&wake, 0, 0); }
+
+SyncThreads::Worker::~Worker() { ::sem_destroy(&wake); }
+
 SyncThreads::~SyncThreads() {
-  std::vector<std::thread> threads;
+  std::vector<std::unique_ptr<Worker>> workers;
+  std::vector<Worker*> idle;
   {
     std::lock_guard lock(mu_);
     stopping_ = true;
-    threads = std::move(threads_);
+    workers = std::move(workers_);
+    idle = std::move(idle_);
   }
-  wake_.notify_all();
-  for (std::thread& t : threads) {
-    t.join();
+  // A busy thread sees stopping_ when its job ends; an idle one is woken
+  // with no job.
+  for (Worker* w : idle) {
+    ::sem_post(&w->wake);
+  }
+  for (auto& w : workers) {
+    w->thread.join();
   }
 }
 
 void SyncThreads::post(std::function<void()> job) {
   std::unique_lock lock(mu_);
-  jobs_.push_back(std::move(job));
-  // Every queued job has a waiting thread to take it: wake one. A waiting
-  // thread stays counted until it wakes with a job, so a job a busy thread
-  // takes first leaves the count right, not one low.
-  if (static_cast<std::size_t>(idle_) >= jobs_.size()) {
-    // Woken after the unlock: a thread woken while mu_ is held would at once
-    // sleep again on mu_ (a second switch, and a futex wake at the unlock).
+  if (!idle_.empty()) {
+    Worker* w = idle_.back();
+    idle_.pop_back();
     lock.unlock();
-    wake_.notify_one();
+    // Off the idle list, the thread is ours to hand the job to: it reads it
+    // only after the post below.
+    w->job = std::move(job);
+    ::sem_post(&w->wake);
     return;
   }
-  threads_.emplace_back([this] { loop(); });
+  auto worker = std::make_unique<Worker>();
+  Worker* w = worker.get();
+  w->job = std::move(job);
+  w->thread = std::thread([this, w] { loop(w); });
+  workers_.push_back(std::move(worker));
 }
 
-void SyncThreads::loop() {
-  std::unique_lock lock(mu_);
+void SyncThreads::loop(Worker* self) {
   for (;;) {
-    if (jobs_.empty()) {
-      ++idle_;
-      wake_.wait(lock, [this] { return stopping_ || !jobs_.empty(); });
-      --idle_;
-      if (jobs_.empty()) {
-        return;  // stopping
-      }
+    std::function<void()> job = std::move(self->job);
+    self->job = nullptr;
+    if (!job) {
+      return;  // stopping
     }
-    std::function<void()> job = std::move(jobs_.front());
-    jobs_.pop_front();
-    lock.unlock();
     job();  // a packaged_task: it keeps what the job throws for its future
-    lock.lock();
+    job = nullptr;
+    {
+      std::lock_guard lock(mu_);
+      if (stopping_) {
+        return;
+      }
+      idle_.push_back(self);
+    }
+    while (::sem_wait(&self->wake) != 0 && errno == EINTR) {
+    }
   }
 }
 
 std::size_t SyncThreads::thread_count() {
   std::lock_guard lock(mu_);
-  return threads_.size();
+  return workers_.size();
 }
 
 SyncThreads& sync_threads() {

@@ -13,11 +13,19 @@
 // connection preparing pipelined APPENDs), plus threads that had just
 // finished a task when a new one came.
 //
+// A task is handed to one idle thread, the one that went idle last, which
+// sleeps on a semaphore of its own: posting is one wake of that thread,
+// and the woken thread takes its task without the pool's lock. (With one
+// condition variable for all, the woken thread took the lock again at
+// once, so each post cost a futex wake more, and a poster often slept on
+// the condition variable's internal lock while the thread it woke was
+// still getting onto a CPU: docs/benchmarks.md, "LMTP delivery".)
+//
 // Thread safety: run() may be called from any thread. The process-wide
 // instance lives until exit; its destructor joins the threads.
 
-#include <condition_variable>
-#include <deque>
+#include <semaphore.h>
+
 #include <functional>
 #include <future>
 #include <memory>
@@ -52,15 +60,23 @@ class SyncThreads {
   std::size_t thread_count();
 
  private:
+  struct Worker {
+    Worker();
+    ~Worker();
+    sem_t wake;  // posted when `job` is set (an empty job: stop)
+    // Set by post() while the thread is off the idle list and before
+    // `wake` is posted; read by the thread after it wakes.
+    std::function<void()> job;
+    std::thread thread;
+  };
+
   void post(std::function<void()> job);
-  void loop();
+  void loop(Worker* self);
 
   std::mutex mu_;
-  std::condition_variable wake_;
-  std::deque<std::function<void()>> jobs_;  // mu_
-  int idle_ = 0;                            // mu_: threads waiting in loop() for a job
-  bool stopping_ = false;                   // mu_
-  std::vector<std::thread> threads_;        // mu_
+  std::vector<Worker*> idle_;                     // mu_: waiting for a job, the latest last
+  bool stopping_ = false;                         // mu_
+  std::vector<std::unique_ptr<Worker>> workers_;  // mu_
 };
 
 // The process-wide instance the Maildir stores use.

@@ -1,7 +1,11 @@
 #include "store/maildir/wal_vfs.h"
 
+#include <fcntl.h>
 #include <sqlite3.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include <cerrno>
 #include <cstdint>
 #include <cstring>
 #include <mutex>
@@ -25,6 +29,10 @@ struct ShimFile {
   std::string* pending;
   sqlite3_int64 at;
   bool commit_header;  // the last buffered write was a commit frame's header
+  // WAL files only: a descriptor of our own for fallocate (-1: none, or the
+  // filesystem cannot), and how far the file is allocated.
+  int alloc_fd;
+  sqlite3_int64 allocated;
 };
 
 sqlite3_vfs* root_vfs(sqlite3_vfs* vfs) { return static_cast<sqlite3_vfs*>(vfs->pAppData); }
@@ -32,12 +40,34 @@ ShimFile* shim(sqlite3_file* file) { return reinterpret_cast<ShimFile*>(file); }
 sqlite3_file* real(sqlite3_file* file) { return shim(file)->real; }
 const sqlite3_io_methods* real_methods(sqlite3_file* file) { return real(file)->pMethods; }
 
+// Allocates the WAL file ahead of a write that ends at `end`, a chunk at a
+// time (wal_vfs.h, kWalChunkBytes). Best effort: without it the write
+// extends the file itself.
+void allocate_ahead(ShimFile* f, sqlite3_int64 end) {
+  if (f->alloc_fd < 0 || end <= f->allocated) {
+    return;
+  }
+  const auto chunk = static_cast<sqlite3_int64>(kWalChunkBytes);
+  const sqlite3_int64 to = (end + chunk - 1) / chunk * chunk;
+  int rc;
+  do {
+    rc = ::fallocate(f->alloc_fd, 0, f->allocated, to - f->allocated);
+  } while (rc != 0 && errno == EINTR);
+  if (rc != 0) {
+    ::close(f->alloc_fd);  // not supported here (or no room): writes extend the file
+    f->alloc_fd = -1;
+    return;
+  }
+  f->allocated = to;
+}
+
 // Writes out what a WAL file buffered.
 int flush(sqlite3_file* file) {
   ShimFile* f = shim(file);
   if (f->pending == nullptr || f->pending->empty()) {
     return SQLITE_OK;
   }
+  allocate_ahead(f, f->at + static_cast<sqlite3_int64>(f->pending->size()));
   int rc = real_methods(file)->xWrite(real(file), f->pending->data(),
                                       static_cast<int>(f->pending->size()), f->at);
   f->pending->clear();
@@ -51,6 +81,10 @@ int pass_close(sqlite3_file* file) {
   int rc = flush(file);
   delete shim(file)->pending;
   shim(file)->pending = nullptr;
+  if (shim(file)->alloc_fd >= 0) {
+    ::close(shim(file)->alloc_fd);
+    shim(file)->alloc_fd = -1;
+  }
   int closed = real_methods(file)->xClose(real(file));
   return rc != SQLITE_OK ? rc : closed;
 }
@@ -129,6 +163,7 @@ int wal_write(sqlite3_file* file, const void* in, int amount, sqlite3_int64 offs
       return rc;
     }
     if (size > kMaxBufferedBytes) {
+      allocate_ahead(f, offset + amount);
       return Write::pass(file, in, amount, offset);
     }
   }
@@ -147,6 +182,15 @@ int wal_write(sqlite3_file* file, const void* in, int amount, sqlite3_int64 offs
     return flush(file);
   }
   return SQLITE_OK;
+}
+// A truncated WAL (journal_size_limit, or SQLite's own reset) is allocated
+// again from its new end.
+int wal_truncate(sqlite3_file* file, sqlite3_int64 size) {
+  int rc = Truncate::after_flush(file, size);
+  if (rc == SQLITE_OK && shim(file)->allocated > size) {
+    shim(file)->allocated = size;
+  }
+  return rc;
 }
 int wal_fetch(sqlite3_file* file, sqlite3_int64 offset, int amount, void** out) {
   if (int rc = flush(file); rc != SQLITE_OK) {
@@ -181,7 +225,7 @@ constexpr sqlite3_io_methods wal_methods() {
   sqlite3_io_methods m = kPassMethods;
   m.xRead = Read::after_flush;
   m.xWrite = wal_write;
-  m.xTruncate = Truncate::after_flush;
+  m.xTruncate = wal_truncate;
   m.xSync = Sync::after_flush;
   m.xFileSize = FileSize::after_flush;
   m.xFileControl = FileControl::after_flush;
@@ -200,6 +244,8 @@ int shim_open(sqlite3_vfs* vfs, sqlite3_filename name, sqlite3_file* file, int f
   f->pending = nullptr;
   f->at = 0;
   f->commit_header = false;
+  f->alloc_fd = -1;
+  f->allocated = 0;
   int rc = root_vfs(vfs)->xOpen(root_vfs(vfs), name, f->real, flags, out_flags);
   if (rc != SQLITE_OK) {
     return rc;
@@ -211,6 +257,16 @@ int shim_open(sqlite3_vfs* vfs, sqlite3_filename name, sqlite3_file* file, int f
       return SQLITE_NOMEM;
     }
     f->base.pMethods = &kWalMethods;
+    if (name != nullptr) {
+      f->alloc_fd = ::open(name, O_RDWR | O_CLOEXEC);
+      struct stat st {};
+      if (f->alloc_fd >= 0 && ::fstat(f->alloc_fd, &st) == 0) {
+        f->allocated = st.st_size;
+      } else if (f->alloc_fd >= 0) {
+        ::close(f->alloc_fd);
+        f->alloc_fd = -1;
+      }
+    }
   } else {
     f->base.pMethods = &kPassMethods;
   }
