@@ -54,10 +54,11 @@ struct WaitOnExit {
 //                 cur/ (link, or rename) -> fsync cur/
 //   another:      each message's search text, terms and term record (with
 //                 the full-text index on), when more than one message needs
-//                 them; a single message's are made on the strand
-//   the strand:   parse, stage the message rows -> wait for the term records
-//                 (or make the one), stage them -> wait for the names ->
-//                 COMMIT (fdatasync) -> wait for the fsync of cur/ -> return
+//                 them; a single message's is made on the strand, from the
+//                 parse that makes its cache record
+//   the strand:   parse, stage the message rows -> wait for the term records,
+//                 stage them -> wait for the names -> COMMIT (fdatasync) ->
+//                 wait for the fsync of cur/ -> return
 //
 // A message that comes with a PreparedMessage made from its bytes (an IMAP
 // connection prepares each pipelined APPEND it has framed while the one
@@ -197,10 +198,11 @@ Result<AppendResult> MaildirUserStore::append(std::string_view mailbox,
     }
   }
   // For a single message (an LMTP delivery, an APPEND not framed ahead)
-  // the strand makes the term record itself, after staging the message row:
-  // it waits for the file's fsync anyway, and the hand-off cost more than
-  // it saved (a thread woken, which on two CPUs often took the strand's own
-  // CPU, and a wait for it: docs/benchmarks.md, "LMTP delivery").
+  // the strand makes the term record itself, from the parse that makes the
+  // cache record: it waits for the file's fsync anyway, and the hand-off
+  // cost more than it saved (a thread woken, which on two CPUs often took
+  // the strand's own CPU, and a wait for it: docs/benchmarks.md, "LMTP
+  // delivery").
   const auto unprepared = std::count_if(prepared.begin(), prepared.end(),
                                         [](const Prepared& p) { return p.ahead == nullptr; });
   const bool texts_here = options_.full_text_index && unprepared == 1;
@@ -216,7 +218,14 @@ Result<AppendResult> MaildirUserStore::append(std::string_view mailbox,
   }
   WaitOnExit wait_texts{texts};
   for (Prepared& p : prepared) {
-    if (p.ahead == nullptr) {
+    if (p.ahead != nullptr) {
+      continue;
+    }
+    if (texts_here) {
+      AppendParts parts = analyze_for_append(p.bytes, /*full_text_index=*/true);
+      p.record = std::move(parts.record);
+      p.search_text = std::move(parts.term_record);
+    } else {
       p.record = mime::serialize(mime::analyze_message(p.bytes, /*with_text=*/false).record);
     }
   }
@@ -237,13 +246,6 @@ Result<AppendResult> MaildirUserStore::append(std::string_view mailbox,
     }
     if (texts.valid()) {
       texts.get();
-    }
-    if (texts_here) {
-      for (Prepared& p : prepared) {
-        if (p.ahead == nullptr) {
-          p.search_text = message_term_record(p.bytes);
-        }
-      }
     }
     for (const Prepared& p : prepared) {
       if (!p.search_text.empty()) {
