@@ -246,18 +246,24 @@ Result<std::unique_ptr<Index>> Index::open(const std::filesystem::path& path, in
   // (bench/search/append_cpu.py, 300 new messages into a store of 10,000):
   // bytes the server writes per APPEND 1.7 MB -> 0.9 MB, its instructions
   // unchanged. The WAL is removed when the user's store closes.
-  // mmap_size: the database file is read through a memory map (up to the
-  // most SQLite allows) instead of a pread a page past SQLite's own 2 MB
-  // cache: an APPEND into a 100,000-message mailbox (a 700 MB index) read
-  // about 170 pages that way, a system call each (bench/search/append_cpu.py
-  // under strace -c). The mapped pages are the kernel's page cache, shared
-  // by every connection, so an open store costs no more memory for it. The
-  // price: a read error of the disk under the map ends the process
-  // (SIGBUS) where a pread would have failed one statement.
+  // cache_size: pages are read with pread into SQLite's own cache, 16 MiB
+  // a connection (SQLite's default is 2 MiB), not through a memory map. A
+  // store is opened at a user's first session, and every page a fresh map
+  // is read through costs a page fault at its first touch: about 15 us on
+  // the VMs this runs on, against 2.3 us for a pread (docs/benchmarks.md,
+  // "Reading the index with pread"). Measured against the map on copies of
+  // the 100,000-message store, interleaved (bench/search/append_ab.py):
+  // APPEND with the index 68% -> 75-79% of APPEND without it (the term
+  // probes read leaves this connection has not read yet), LOGIN of the
+  // only session 33 -> 12 ms, its first SEARCH TEXT 40 -> 27 ms, warm
+  // SEARCH alike. 64 MiB of cache did no better than 16. The cost: pages
+  // a connection reads are held twice (the kernel's page cache and this
+  // one), up to 16 MiB an open store. A read error of the disk now fails
+  // one statement, where under a map it ended the process (SIGBUS).
   std::string pragmas = "PRAGMA busy_timeout = " + std::to_string(busy_timeout_ms) +
                         "; PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL;"
                         " PRAGMA foreign_keys = ON; PRAGMA wal_autocheckpoint = 4000;"
-                        " PRAGMA mmap_size = 2147418112;";
+                        " PRAGMA cache_size = -16384;";
   if (auto r = (*db)->exec(pragmas); !r) {
     return std::unexpected(r.error());
   }
