@@ -11,7 +11,6 @@
 #include <utility>
 
 #include "base/log.h"
-#include "mime/cache_record.h"
 #include "store/api/flags.h"
 #include "store/maildir/maildir_user_store.h"
 #include "store/maildir/names.h"
@@ -221,12 +220,10 @@ Result<AppendResult> MaildirUserStore::append(std::string_view mailbox,
     if (p.ahead != nullptr) {
       continue;
     }
+    AppendParts parts = analyze_for_append(p.bytes, /*full_text_index=*/texts_here);
+    p.record = std::move(parts.record);
     if (texts_here) {
-      AppendParts parts = analyze_for_append(p.bytes, /*full_text_index=*/true);
-      p.record = std::move(parts.record);
       p.search_text = std::move(parts.term_record);
-    } else {
-      p.record = mime::serialize(mime::analyze_message(p.bytes, /*with_text=*/false).record);
     }
   }
   AppendResult result;
