@@ -49,9 +49,10 @@ DEFAULT_QUERIES = [
 
 
 class Build:
-    def __init__(self, name: str, binary: str, data: Path, work: Path, port: int):
+    def __init__(self, name: str, binary: str, data: Path, work: Path, port: int,
+                 fts: bool = True, env: dict[str, str] | None = None):
         self.name, self.binary, self.port = name, binary, port
-        self.work = work
+        self.work, self.fts, self.env = work, fts, env
         copy = work / "data" / "bench"
         copy.mkdir(parents=True)
         src = data / "bench"
@@ -72,13 +73,13 @@ class Build:
             f'[server]\ndata_dir = "{self.work}/data"\n\n[imap]\nlisten = ["127.0.0.1:{self.port}"]\n\n'
             f'[auth]\npasswd_file = "{users}"\nplaintext = "always"\n'
             "failure_delay_base_ms = 0\nfailure_delay_max_ms = 0\n\n"
-            '[log]\nlevel = "warn"\n\n[search]\nfts = true\n')
+            f'[log]\nlevel = "warn"\n\n[search]\nfts = {"true" if self.fts else "false"}\n')
         return config
 
     def start(self) -> Client:
         log = open(self.work / "server.log", "ab")
         self.proc = subprocess.Popen([self.binary, "serve", "--config", str(self.work / "peregrine.toml")],
-                                     stdout=log, stderr=log)
+                                     stdout=log, stderr=log, env=self.env)
         wait_port(self.port, self.proc, "peregrine")
         c = Client(self.port)
         c.command('LOGIN bench "bench"')
