@@ -528,6 +528,14 @@ Result<std::vector<MessageRow>> Index::messages(std::int64_t mailbox_id, const U
   return out;
 }
 
+Result<void> Index::each_file_name(std::int64_t mailbox_id,
+                                   const std::function<bool(std::string_view)>& each) {
+  return each_row(
+      *db_, "SELECT file_name FROM messages WHERE mailbox_id = ?1",
+      [&](Statement& s) { s.bind(1, mailbox_id); },
+      [&](const Statement& s) { return each(s.column_text(0)); });
+}
+
 Result<std::optional<MessageRow>> Index::message(std::int64_t mailbox_id, Uid uid) {
   auto rows = messages(mailbox_id, UidSet{uid});
   if (!rows) {

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <deque>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -144,6 +145,11 @@ class Index {
   // The messages in `uids`, ascending.
   base::Result<std::vector<MessageRow>> messages(std::int64_t mailbox_id, const UidSet& uids);
   base::Result<std::optional<MessageRow>> message(std::int64_t mailbox_id, Uid uid);
+  // Calls each(file_name) for every message of the mailbox, in no set order,
+  // until it returns false. The view lasts for the call only. Reads one
+  // column: what a scan of cur/ compares first.
+  base::Result<void> each_file_name(std::int64_t mailbox_id,
+                                    const std::function<bool(std::string_view)>& each);
   // Inserts a message and, when given, its cache record (copy and move
   // take the source's with copy_cache_record instead).
   base::Result<void> insert_message(std::int64_t mailbox_id, const MessageRow& row,

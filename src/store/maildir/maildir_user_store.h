@@ -206,6 +206,15 @@ class MaildirUserStore final : public UserStore {
   // whose directory is gone. `force` skips the root mtime check.
   base::Result<void> scan_folders(bool force);
   base::Result<void> sync_row(const MailboxRow& mailbox);
+  // True when new/ holds no file and cur/ exactly the files the index names
+  // (the common outcome of a scan), compared by name only.
+  base::Result<bool> cur_matches_index(std::int64_t mailbox_id,
+                                       const std::vector<DirEntry>& cur_entries,
+                                       const std::vector<DirEntry>& new_entries);
+  // Stores the mtimes a scan that changed nothing saw, in a commit without
+  // fsync, unless the index holds them already.
+  base::Result<void> record_scan_marks(const MailboxRow& mailbox, std::int64_t cur_mark,
+                                       std::int64_t new_mark);
   // Drops from `names` (file names in cur/ of `mailbox` that the index does
   // not know) those whose removal the journal lists.
   base::Result<void> skip_pending_removals(std::string_view mailbox,

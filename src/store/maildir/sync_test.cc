@@ -172,6 +172,33 @@ TEST_F(MaildirSyncTest, ExternalDeleteBecomesExpunge) {
   EXPECT_EQ(changes->expunged, (std::vector<ExpungedUid>{{a, before + 1}}));
 }
 
+TEST_F(MaildirSyncTest, FileSwappedForAnotherOutsideIsSeen) {
+  // As many files in cur/ as the index has messages, one of them another's:
+  // a scan that compared counts alone would miss both changes.
+  Uid a = append("INBOX", message("a"));
+  Uid b = append("INBOX", message("b"));
+  sync();
+  Recorder r;
+  auto w = user_->watch("INBOX", r);
+  std::filesystem::path victim;
+  for (const auto& f : list(maildir() / "cur")) {
+    if (read_file(maildir() / "cur" / f) == message("a")) {
+      victim = maildir() / "cur" / f;
+    }
+  }
+  ASSERT_FALSE(victim.empty());
+  std::filesystem::remove(victim);
+  write_file(maildir() / "cur" / "1700000000.other.host:2,S", message("other"));
+  ASSERT_EQ(list(maildir() / "cur").size(), 2u);
+  sync();
+  auto ms = metas("INBOX");
+  ASSERT_EQ(ms.size(), 2u);
+  EXPECT_EQ(ms[0].uid, b);
+  EXPECT_GT(ms[1].uid, b);
+  EXPECT_EQ(ms[1].flags, kFlagSeen);
+  EXPECT_EQ(r.expunged, (std::vector<Uid>{a}));
+}
+
 TEST_F(MaildirSyncTest, BodyOfAMessageRemovedOutsideIsExpunged) {
   Uid a = append("INBOX", message("a"));
   for (const auto& f : list(maildir() / "cur")) {
