@@ -33,7 +33,6 @@ import subprocess
 import sys
 import tempfile
 import time
-import tomllib
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -69,10 +68,8 @@ def main() -> int:
     rates: dict[str, list[float]] = {}
     try:
         for i, (name, binary, store, env) in enumerate(specs):
-            settings = tomllib.loads((store / "peregrine.toml").read_text())
-            builds.append(Build(name, binary, store / "data", work / name,
-                                free_port_in(args.port_base + 10 * i),
-                                fts=settings.get("search", {}).get("fts", True), env=env))
+            builds.append(Build.of_kept_store(name, binary, store, work / name,
+                                              free_port_in(args.port_base + 10 * i), env=env))
             rates[name] = []
         subprocess.run(["sync"], check=True)
         time.sleep(2)

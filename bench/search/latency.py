@@ -34,6 +34,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import tomllib
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -65,6 +66,15 @@ class Build:
         subprocess.run([binary, "user", "add", "--config", str(self._config(users)), "bench",
                         "--password", "bench"], check=True, capture_output=True)
         self.proc = None
+
+    @classmethod
+    def of_kept_store(cls, name: str, binary: str, store: Path, work: Path, port: int,
+                      env: dict[str, str] | None = None) -> "Build":
+        """A copy of an append_cpu.py --work directory (peregrine.toml and
+        data/), keeping its [search] fts."""
+        settings = tomllib.loads((store / "peregrine.toml").read_text())
+        return cls(name, binary, store / "data", work, port,
+                   fts=settings.get("search", {}).get("fts", True), env=env)
 
     def _config(self, users: Path) -> Path:
         users.touch()

@@ -25,7 +25,6 @@ import statistics
 import sys
 import tempfile
 import time
-import tomllib
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -46,16 +45,14 @@ def main() -> int:
     message = sorted(args.mail.glob("*.eml"))[0].read_bytes()
     if b"\r\n" not in message:
         message = message.replace(b"\n", b"\r\n")
-    settings = tomllib.loads((args.store / "peregrine.toml").read_text())
-    fts = settings.get("search", {}).get("fts", True)
     work = Path(tempfile.mkdtemp(prefix="peregrine-sync-after-append-", dir=args.store.parent))
     builds: list[Build] = []
     try:
         sessions = []
         for i, spec in enumerate(args.builds):
             name, binary = spec.split("=", 1)
-            b = Build(name, str(Path(binary).resolve()), args.store / "data", work / name,
-                      free_port_in(args.port_base + 10 * i), fts=fts)
+            b = Build.of_kept_store(name, str(Path(binary).resolve()), args.store, work / name,
+                                    free_port_in(args.port_base + 10 * i))
             builds.append(b)
             b.start().command("LOGOUT")
             selected = imaplib.IMAP4("127.0.0.1", b.port)
