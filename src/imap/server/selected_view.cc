@@ -36,16 +36,15 @@ const store::MessageMeta* SelectedView::meta_at(std::uint32_t seq) const {
 }
 
 void SelectedView::fill(std::vector<store::Uid>& uids, std::vector<char>& present) const {
-  // Both ascending by UID: what meta_at finds by a lookup each.
-  const std::vector<store::MessageMeta>& metas = hub_->messages();
-  size_t h = 0;
+  // A message this view knows is in the hub until the hub expunges it, and
+  // the hub's expunge makes it a ghost here in the same call
+  // (on_expunged): so known_ alone says which are present, without a walk
+  // over the hub's metadata (100,000 entries of about 80 bytes each, memory
+  // that costs many times more to reach after the session was idle:
+  // docs/benchmarks.md, "SEARCH after a pause").
   for (size_t i = 0; i < known_.size(); ++i) {
-    const Known& k = known_[i];
-    uids[i + 1] = k.uid;
-    while (h < metas.size() && metas[h].uid < k.uid) {
-      ++h;
-    }
-    present[i + 1] = !k.expunged && h < metas.size() && metas[h].uid == k.uid;
+    uids[i + 1] = known_[i].uid;
+    present[i + 1] = !known_[i].expunged;
   }
 }
 
