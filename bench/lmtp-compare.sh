@@ -16,6 +16,10 @@
 #              servers have made the users' mailboxes and indexes (the first
 #              delivery to a new user is account set-up, not delivery);
 #              WARMUP=0 times it too (a cold start)
+#   NO_INDEX=1 also run Peregrine with its full-text index off ([search]
+#              fts = false), in turn with the others: Dovecot as configured
+#              here indexes no text, so that series compares the same work,
+#              and the difference to the default is what the index costs
 #
 # Needs: dovecot-core dovecot-lmtpd, a system user vmail (DOVECOT-REFERENCE).
 # Not part of CI.
@@ -29,6 +33,7 @@ port_base="${PORT_BASE:-21600}"
 messages_1="${MESSAGES_1:-400}"
 messages_10="${MESSAGES_10:-100}"
 warmup="${WARMUP:-1}"
+no_index="${NO_INDEX:-0}"
 users=(u01 u02 u03 u04 u05 u06 u07 u08 u09 u10)
 user_list=$(IFS=,; echo "${users[*]}")
 
@@ -74,15 +79,24 @@ for u in "${users[@]}"; do
   "$bin" user add --config "$work/peregrine/peregrine.toml" "$u" --password pw --scheme PLAIN
 done
 
+# The same server with the full-text index off (NO_INDEX=1), its own data.
+mkdir -p "$work/peregrine-noindex"
+sed -e "s|$work/peregrine/data|$work/peregrine-noindex/data|" "$work/peregrine/peregrine.toml" \
+  >"$work/peregrine-noindex/peregrine.toml"
+printf '[search]\nfts = false\n' >>"$work/peregrine-noindex/peregrine.toml"
+
+# start_peregrine DIR (peregrine or peregrine-noindex)
 start_peregrine() {
-  [[ -e "$work/peregrine/data" ]] && mv "$work/peregrine/data" "$spent/peregrine.$round.$clients"
-  "$bin" serve --config "$work/peregrine/peregrine.toml" >>"$work/peregrine/log" 2>&1 &
-  echo $! >"$work/peregrine/pid"
+  local dir="$work/$1"
+  [[ -e "$dir/data" ]] && mv "$dir/data" "$spent/$1.$round.$clients"
+  "$bin" serve --config "$dir/peregrine.toml" >>"$dir/log" 2>&1 &
+  echo $! >"$dir/pid"
   wait_port "$p_lmtp"
 }
 stop_peregrine() {
-  kill "$(cat "$work/peregrine/pid")"
-  wait "$(cat "$work/peregrine/pid")" 2>/dev/null || true
+  local dir="$work/$1"
+  kill "$(cat "$dir/pid")"
+  wait "$(cat "$dir/pid")" 2>/dev/null || true
 }
 
 # ---- Dovecot ----
@@ -129,7 +143,7 @@ stop_dovecot() {
 # run SERVER CLIENTS -> appends "server clients msgs_per_s mb_per_s" to results
 run() {
   local server=$1 clients=$2 port messages out
-  if [[ $server == peregrine ]]; then port=$p_lmtp; start_peregrine; else port=$d_lmtp; start_dovecot; fi
+  if [[ $server == dovecot ]]; then port=$d_lmtp; start_dovecot; else port=$p_lmtp; start_peregrine "$server"; fi
   messages=$messages_1
   [[ $clients == 10 ]] && messages=$messages_10
   if [[ $warmup == 1 ]]; then
@@ -138,20 +152,21 @@ run() {
   fi
   out=$("$work/lmtpload" --port "$port" --dir "$work/mail" --users "$user_list" \
     --clients "$clients" --messages "$messages")
-  if [[ $server == peregrine ]]; then stop_peregrine; else stop_dovecot; fi
+  if [[ $server == dovecot ]]; then stop_dovecot; else stop_peregrine "$server"; fi
   echo "$server round=$round $out"
   echo "$server $clients $(sed -E 's/.*msgs_per_s=([0-9.]+) mb_per_s=([0-9.]+).*/\1 \2/' <<<"$out")" \
     >>"$work/results"
 }
 
 : >"$work/results"
+servers=(peregrine dovecot)
+[[ $no_index == 1 ]] && servers+=(peregrine-noindex)
 for round in $(seq "$rounds"); do
   for clients in 1 10; do
-    if (( round % 2 )); then
-      run peregrine "$clients"; run dovecot "$clients"
-    else
-      run dovecot "$clients"; run peregrine "$clients"
-    fi
+    # Each round starts with the next server in turn.
+    for k in $(seq 0 $((${#servers[@]} - 1))); do
+      run "${servers[(round - 1 + k) % ${#servers[@]}]}" "$clients"
+    done
   done
 done
 
@@ -167,4 +182,14 @@ for clients in ("1", "10"):
         med[server] = (statistics.median(v[0] for v in vals), statistics.median(v[1] for v in vals))
     p, d = med["peregrine"], med["dovecot"]
     print(f"| {clients} | {p[0]:.0f} | {d[0]:.0f} | {p[0] / d[0]:.2f}x | {p[1]:.1f} | {d[1]:.1f} |")
+noindex = [r for r in rows if r[0] == "peregrine-noindex"]
+if noindex:
+    print("\n| clients | Peregrine, index off, msg/s | Dovecot msg/s | ratio | index on / off |")
+    print("| --- | --- | --- | --- | --- |")
+    for clients in ("1", "10"):
+        med = {server: statistics.median(float(r[2]) for r in rows
+                                         if r[0] == server and r[1] == clients)
+               for server in ("peregrine", "peregrine-noindex", "dovecot")}
+        n, d = med["peregrine-noindex"], med["dovecot"]
+        print(f"| {clients} | {n:.0f} | {d:.0f} | {n / d:.2f}x | {100 * med['peregrine'] / n:.0f}% |")
 PY
