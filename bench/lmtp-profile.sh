@@ -9,7 +9,9 @@
 #   FTS=true|false  ([search] fts of the server)
 #   MODE=perf|strace|record|timeline|rate   perf stat, strace -f -c, perf
 #     record -g (EVENT=cpu-clock, or e.g. sched:sched_switch; run N's
-#     samples are in $WORK/perf.N.data), a system-wide trace of switches,
+#     samples are in $WORK/perf.N.data; CALLGRAPH="--call-graph dwarf,16384"
+#     for whole stacks of a Release build, which keeps no frame pointers),
+#     a system-wide trace of switches,
 #     wake-ups, the delivery's system calls and block requests read by
 #     bench/lmtp_timeline.py (one client: CLIENTS=1; $WORK/timeline.N.data),
 #     or just the rate
@@ -85,7 +87,7 @@ for clients in $clients_list; do
         counter=$!
         ;;
       record)
-        perf record -q -e "${EVENT:-cpu-clock}" -g -p "$pid" -o "$work/perf.$run_id.data" 2>/dev/null &
+        perf record -q -e "${EVENT:-cpu-clock}" ${CALLGRAPH:--g} -p "$pid" -o "$work/perf.$run_id.data" 2>/dev/null &
         counter=$!
         ;;
       timeline)

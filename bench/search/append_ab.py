@@ -12,7 +12,8 @@ to each server in turn (the order rotated each round), CREATEs a mailbox,
 APPENDs --count known messages (pipelined, LITERAL+, as run.py does) and
 logs out. Each round of one configuration is set against the same round of
 the last configuration named: the medians of those ratios are what it
-prints, with the rates.
+prints, with the rates, and the server's CPU time (user and system, from
+/proc) and the client's per APPEND.
 
   bench/search/append_ab.py --mail /work/data/mail100k \\
       main=build/release/src/app/peregrine,/work/data/p100k-on \\
@@ -38,6 +39,12 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from latency import Build  # noqa: E402
 from run import Client, free_port_in, stop_all  # noqa: E402
+
+
+def process_cpu(pid: int) -> float:
+    """User plus system CPU seconds of process `pid` so far, all threads."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def main() -> int:
@@ -66,11 +73,13 @@ def main() -> int:
     work = Path(tempfile.mkdtemp(prefix="peregrine-append-ab-", dir=specs[0][2].parent))
     builds: list[Build] = []
     rates: dict[str, list[float]] = {}
+    cpu: dict[str, list[tuple[float, float]]] = {}  # (server, client) seconds an APPEND
     try:
         for i, (name, binary, store, env) in enumerate(specs):
             builds.append(Build.of_kept_store(name, binary, store, work / name,
                                               free_port_in(args.port_base + 10 * i), env=env))
             rates[name] = []
+            cpu[name] = []
         subprocess.run(["sync"], check=True)
         time.sleep(2)
         for b in builds:
@@ -82,7 +91,10 @@ def main() -> int:
                 c = Client(b.port)
                 c.command('LOGIN bench "bench"')
                 c.command(f"CREATE AB{r}")
+                server_before, client_before = process_cpu(b.proc.pid), time.process_time()
                 rates[b.name].append(len(sample) / c.append_many(f"AB{r}", sample))
+                cpu[b.name].append(((process_cpu(b.proc.pid) - server_before) / len(sample),
+                                    (time.process_time() - client_before) / len(sample)))
                 c.command("LOGOUT")
         base = rates[builds[-1].name]
         print(f"# {args.rounds} rounds of {len(sample)} APPENDs, load average "
@@ -91,7 +103,9 @@ def main() -> int:
             ratios = [x / y for x, y in zip(rates[b.name], base)]
             print(f"{b.name:>12}: median {statistics.median(rates[b.name]):6.1f} msg/s, "
                   f"{100 * statistics.median(ratios):5.1f}% of {builds[-1].name} "
-                  f"(rounds: {' '.join(f'{x:.0f}' for x in rates[b.name])})")
+                  f"(rounds: {' '.join(f'{x:.0f}' for x in rates[b.name])}); CPU an APPEND: "
+                  f"server {1000 * statistics.median(x for x, _ in cpu[b.name]):.2f} ms, "
+                  f"client {1000 * statistics.median(y for _, y in cpu[b.name]):.2f} ms")
     finally:
         stop_all(builds)
         shutil.rmtree(work, ignore_errors=True)
