@@ -159,9 +159,20 @@ class Evaluator {
       }
       default: {
         Bits out(count_ + 1, 0);
+        if (answered_by_numbers(key.kind)) {
+          // No metadata to read: a UID set over 100,000 messages would
+          // otherwise walk all of it (about 88 bytes a message) to read
+          // each UID, which uids_ holds.
+          for (std::uint32_t seq = 1; seq <= count_; ++seq) {
+            if (domain[seq]) {
+              out[seq] = by_numbers(key, seq);
+            }
+          }
+          return out;
+        }
         for (std::uint32_t seq = 1; seq <= count_; ++seq) {
           if (domain[seq]) {
-            out[seq] = leaf(key, seq, *view_.meta_at(seq));
+            out[seq] = leaf(key, *view_.meta_at(seq));
           }
         }
         return out;
@@ -192,8 +203,26 @@ class Evaluator {
            std::binary_search(options_.saved->begin(), options_.saved->end(), uid);
   }
 
-  // A key answered from the metadata in memory.
-  bool leaf(const SearchKey& key, std::uint32_t seq, const store::MessageMeta& meta) const {
+  // Keys answered from a message's sequence number and UID alone.
+  static bool answered_by_numbers(SearchKeyKind kind) {
+    return kind == SearchKeyKind::kAll || kind == SearchKeyKind::kUid ||
+           kind == SearchKeyKind::kSequenceSet;
+  }
+  bool by_numbers(const SearchKey& key, std::uint32_t seq) const {
+    switch (key.kind) {
+      case SearchKeyKind::kUid:
+        return key.set.saved ? in_saved(uids_[seq])
+                             : key.set.contains(uids_[seq], count_ == 0 ? 0 : uids_[count_]);
+      case SearchKeyKind::kSequenceSet:
+        return key.set.saved ? in_saved(uids_[seq]) : key.set.contains(seq, count_);
+      default:  // kAll
+        return true;
+    }
+  }
+
+  // A key answered from the metadata in memory (not those of
+  // answered_by_numbers).
+  bool leaf(const SearchKey& key, const store::MessageMeta& meta) const {
     auto flag = [&](store::SystemFlags f) { return (meta.flags & f) != 0; };
     auto has_keyword = [&] {
       return std::any_of(meta.keywords.begin(), meta.keywords.end(),
@@ -201,8 +230,6 @@ class Evaluator {
     };
     const std::int64_t day = local_day(meta.internal_date.seconds, meta.internal_date.tz_minutes);
     switch (key.kind) {
-      case SearchKeyKind::kAll:
-        return true;
       case SearchKeyKind::kAnswered:
         return flag(store::kFlagAnswered);
       case SearchKeyKind::kDeleted:
@@ -247,11 +274,6 @@ class Evaluator {
         return meta.internal_date.seconds <= options_.now - static_cast<std::int64_t>(key.number);
       case SearchKeyKind::kYounger:
         return meta.internal_date.seconds > options_.now - static_cast<std::int64_t>(key.number);
-      case SearchKeyKind::kUid:
-        return key.set.saved ? in_saved(meta.uid)
-                             : key.set.contains(meta.uid, count_ == 0 ? 0 : uids_[count_]);
-      case SearchKeyKind::kSequenceSet:
-        return key.set.saved ? in_saved(meta.uid) : key.set.contains(seq, count_);
       case SearchKeyKind::kModSeq:
         return meta.modseq >= key.number;
       default:
