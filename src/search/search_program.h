@@ -17,6 +17,7 @@
 
 #include <cstdint>
 #include <ctime>
+#include <optional>
 #include <string_view>
 #include <vector>
 
@@ -43,6 +44,10 @@ class MessageView {
   // every search reads of every message first, which a view may give faster
   // than a call per message.
   virtual void fill(std::vector<store::Uid>& uids, std::vector<char>& present) const;
+  // meta_at(seq)->flags, or nullopt where meta_at(seq) is null: what the
+  // flag keys (SEEN, UNSEEN, ...) read of every message, which a view may
+  // keep more compactly than the whole metadata.
+  virtual std::optional<store::SystemFlags> flags_at(std::uint32_t seq) const;
 };
 
 struct SearchOptions {

@@ -37,8 +37,10 @@ MailboxHub::MailboxHub(store::UserStore& store, store::MailboxSnapshot snapshot)
       uidnext_(snapshot.info.uidnext),
       highest_modseq_(snapshot.info.highest_modseq),
       messages_(std::move(snapshot.messages)) {
+  flags_.reserve(messages_.size());
   for (const store::MessageMeta& m : messages_) {
     learn_keywords(m);
+    flags_.push_back({m.uid, m.flags});
   }
 }
 
@@ -54,6 +56,15 @@ const store::MessageMeta* MailboxHub::find(store::Uid uid, std::size_t hint) con
     return &messages_[hint];
   }
   return find(uid);
+}
+
+std::optional<store::SystemFlags> MailboxHub::flags_of(store::Uid uid, std::size_t hint) const {
+  if (hint < flags_.size() && flags_[hint].uid == uid) {
+    return flags_[hint].flags;
+  }
+  auto it = std::lower_bound(flags_.begin(), flags_.end(), uid,
+                             [](const UidFlags& f, store::Uid u) { return f.uid < u; });
+  return it != flags_.end() && it->uid == uid ? std::optional(it->flags) : std::nullopt;
 }
 
 void MailboxHub::attach(SelectedView& view) { views_.push_back(&view); }
@@ -74,13 +85,17 @@ void MailboxHub::on_appended(std::span<const store::MessageMeta> messages) {
   for (const store::MessageMeta& m : messages) {
     if (messages_.empty() || messages_.back().uid < m.uid) {
       messages_.push_back(m);
+      flags_.push_back({m.uid, m.flags});
     } else {
       // Out of order (never expected: UIDs ascend); keep the list sorted.
       auto it = std::lower_bound(messages_.begin(), messages_.end(), m.uid, uid_less);
+      const auto at = it - messages_.begin();
       if (it != messages_.end() && it->uid == m.uid) {
         *it = m;
+        flags_[at] = {m.uid, m.flags};
       } else {
         messages_.insert(it, m);
+        flags_.insert(flags_.begin() + at, {m.uid, m.flags});
       }
     }
     learn_keywords(m);
@@ -97,6 +112,7 @@ void MailboxHub::on_flags_changed(std::span<const store::MessageMeta> messages) 
     auto it = std::lower_bound(messages_.begin(), messages_.end(), m.uid, uid_less);
     if (it != messages_.end() && it->uid == m.uid) {
       *it = m;
+      flags_[it - messages_.begin()].flags = m.flags;
     }
     learn_keywords(m);
     highest_modseq_ = std::max(highest_modseq_, m.modseq);
@@ -111,6 +127,9 @@ void MailboxHub::on_expunged(std::span<const store::Uid> uids, store::ModSeq mod
   std::sort(sorted.begin(), sorted.end());
   std::erase_if(messages_, [&](const store::MessageMeta& m) {
     return std::binary_search(sorted.begin(), sorted.end(), m.uid);
+  });
+  std::erase_if(flags_, [&](const UidFlags& f) {
+    return std::binary_search(sorted.begin(), sorted.end(), f.uid);
   });
   sort_keys_.erase(sorted);
   highest_modseq_ = std::max(highest_modseq_, modseq);

@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -54,6 +55,12 @@ class MailboxHub final : public store::MailboxListener {
   // The same, trying position `hint` of messages() first (a view whose
   // numbering matches the hub's finds every message there at once).
   const store::MessageMeta* find(store::Uid uid, std::size_t hint) const;
+  // find(uid, hint)->flags, or nullopt, read from a copy of every
+  // message's UID and flags kept apart from the rest of its metadata: a
+  // search by flag over 100,000 messages reads 800 KB instead of about
+  // 8.8 MB (memory that costs many times more to reach after a pause on a
+  // VM: docs/benchmarks.md, "SEARCH after a pause").
+  std::optional<store::SystemFlags> flags_of(store::Uid uid, std::size_t hint) const;
   // Every keyword the mailbox's messages have had since the hub opened, in
   // order of first appearance (first spelling kept). Only grows.
   const std::vector<std::string>& keywords() const { return keywords_; }
@@ -84,6 +91,11 @@ class MailboxHub final : public store::MailboxListener {
   store::Uid uidnext_ = 1;
   store::ModSeq highest_modseq_ = 0;
   std::vector<store::MessageMeta> messages_;
+  struct UidFlags {
+    store::Uid uid;
+    store::SystemFlags flags;
+  };
+  std::vector<UidFlags> flags_;  // messages_[i].uid and .flags, for every i
   std::vector<std::string> keywords_;
   std::vector<SelectedView*> views_;
   SortKeyCache sort_keys_;

@@ -21,6 +21,9 @@ class SearchView final : public search::MessageView {
   void fill(std::vector<store::Uid>& uids, std::vector<char>& present) const override {
     view_.fill(uids, present);
   }
+  std::optional<store::SystemFlags> flags_at(std::uint32_t seq) const override {
+    return view_.flags_at(seq);
+  }
 
  private:
   const SelectedView& view_;

@@ -35,6 +35,11 @@ const store::MessageMeta* SelectedView::meta_at(std::uint32_t seq) const {
   return k.expunged ? nullptr : hub_->find(k.uid, seq - 1);
 }
 
+std::optional<store::SystemFlags> SelectedView::flags_at(std::uint32_t seq) const {
+  const Known& k = known_[seq - 1];
+  return k.expunged ? std::nullopt : hub_->flags_of(k.uid, seq - 1);
+}
+
 void SelectedView::fill(std::vector<store::Uid>& uids, std::vector<char>& present) const {
   // A message this view knows is in the hub until the hub expunges it, and
   // the hub's expunge makes it a ghost here in the same call

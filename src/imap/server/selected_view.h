@@ -63,6 +63,8 @@ class SelectedView {
   // present[seq], for every seq (both hold count() + 1 elements), in one
   // pass over the view and the hub.
   void fill(std::vector<store::Uid>& uids, std::vector<char>& present) const;
+  // meta_at(seq)->flags without the rest of the metadata; nullopt for a ghost.
+  std::optional<store::SystemFlags> flags_at(std::uint32_t seq) const;
   // The sequence number of `uid`, if the client knows it.
   std::optional<std::uint32_t> seq_of(store::Uid uid) const;
   bool is_recent(store::Uid uid) const;

@@ -74,6 +74,25 @@ TEST_F(SharedMailboxTest, ExpungeIsDeferredDuringFetchStoreSearch) {
   EXPECT_EQ(a_.run("a3 NOOP"), "* 2 FETCH (FLAGS (\\Seen \\Recent))\r\na3 OK NOOP completed\r\n");
 }
 
+TEST_F(SharedMailboxTest, FlagSearchesSeeOtherSessionsChanges) {
+  // Flag keys read the hub's copy of each message's flags: it follows
+  // another session's STORE, its EXPUNGE (a ghost in B's numbering matches
+  // nothing) and its APPEND.
+  ASSERT_THAT(a_.run("a1 STORE 1:2 +FLAGS.SILENT (\\Flagged)"), StartsWith("a1 OK"));
+  EXPECT_EQ(b_.run("b1 SEARCH FLAGGED"),
+            "* SEARCH 1 2\r\n* 1 FETCH (FLAGS (\\Flagged))\r\n"
+            "* 2 FETCH (FLAGS (\\Flagged))\r\nb1 OK Search completed\r\n");
+  ASSERT_THAT(a_.run("a2 STORE 1 +FLAGS.SILENT (\\Deleted)"), StartsWith("a2 OK"));
+  ASSERT_THAT(a_.run("a3 EXPUNGE"), StartsWith("* 1 EXPUNGE\r\n"));
+  a_.append("INBOX", message("m4"), "\\Flagged \\Seen");
+  // B still numbers the expunged message 1; SEARCH may not tell it.
+  EXPECT_EQ(b_.run("b2 SEARCH FLAGGED"),
+            "* SEARCH 2\r\n* 4 EXISTS\r\n* 0 RECENT\r\nb2 OK Search completed\r\n");
+  EXPECT_EQ(b_.run("b3 SEARCH UNSEEN"), "* SEARCH 2 3\r\nb3 OK Search completed\r\n");
+  EXPECT_EQ(b_.run("b4 NOOP"), "* 1 EXPUNGE\r\nb4 OK NOOP completed\r\n");
+  EXPECT_EQ(b_.run("b5 SEARCH FLAGGED SEEN"), "* SEARCH 3\r\nb5 OK Search completed\r\n");
+}
+
 TEST_F(SharedMailboxTest, UidCommandsMayCarryExpunge) {
   ASSERT_THAT(a_.run("a1 STORE 1 +FLAGS.SILENT (\\Deleted)"), StartsWith("a1 OK"));
   ASSERT_THAT(a_.run("a2 EXPUNGE"), StartsWith("* 1 EXPUNGE\r\n"));
