@@ -6,6 +6,7 @@
 // file.
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "mime/cache_record.h"
@@ -18,12 +19,19 @@ struct MessageFacts {
   uint32_t seq = 0;
   int64_t internal_date = 0;  // seconds since the epoch, UTC
   uint64_t size = 0;          // RFC822.SIZE
+  // The sent date (below) when the caller has it at hand, so that a sort by
+  // date need not reach the message's cache record (which, for 100,000
+  // messages kept in memory, is about 110 MB to walk).
+  std::optional<int64_t> sent;
 };
 
 // The sent date of RFC 5256 §2.2: the Date header in UTC, or INTERNALDATE
 // when the Date header is missing or unparsable. `record` may be null (no
 // cache record): then INTERNALDATE.
 inline int64_t sent_date(const MessageFacts& m, const mime::CacheRecord* record) {
+  if (m.sent) {
+    return *m.sent;
+  }
   return record != nullptr && record->sent_date ? record->sent_date->utc_seconds : m.internal_date;
 }
 

@@ -42,14 +42,14 @@ size_t key_record_bytes(const search::MessageKeys& k) {
   return n;
 }
 
-const search::MessageKeys* SortKeyCache::find(store::Uid uid, size_t& cursor) const {
+size_t SortKeyCache::index_of(store::Uid uid, size_t& cursor) const {
   auto first = entries_.begin();
   if (cursor < entries_.size() && entries_[cursor].uid <= uid) {
     // Ascending lookups mostly find the next entry or one shortly after.
     for (size_t j = cursor; j < entries_.size() && j < cursor + 8; ++j) {
       if (entries_[j].uid >= uid) {
         cursor = j;
-        return entries_[j].uid == uid ? entries_[j].keys.get() : nullptr;
+        return entries_[j].uid == uid ? j : entries_.size();
       }
     }
     first += static_cast<std::ptrdiff_t>(cursor);
@@ -57,7 +57,24 @@ const search::MessageKeys* SortKeyCache::find(store::Uid uid, size_t& cursor) co
   auto it = std::lower_bound(first, entries_.end(), uid,
                              [](const Entry& e, store::Uid u) { return e.uid < u; });
   cursor = static_cast<size_t>(it - entries_.begin());
-  return it != entries_.end() && it->uid == uid ? it->keys.get() : nullptr;
+  return it != entries_.end() && it->uid == uid ? cursor : entries_.size();
+}
+
+const search::MessageKeys* SortKeyCache::find(store::Uid uid, size_t& cursor) const {
+  const size_t i = index_of(uid, cursor);
+  return i < entries_.size() ? entries_[i].keys.get() : nullptr;
+}
+
+const search::MessageKeys* SortKeyCache::find(store::Uid uid, size_t& cursor,
+                                              std::optional<std::int64_t>& sent) const {
+  const size_t i = index_of(uid, cursor);
+  if (i == entries_.size()) {
+    sent.reset();
+    return nullptr;
+  }
+  const Entry& e = entries_[i];
+  sent = e.sent == kNoSentDate ? std::nullopt : std::optional(e.sent);
+  return e.keys.get();
 }
 
 void SortKeyCache::put(Fresh& fresh) {
@@ -69,7 +86,9 @@ void SortKeyCache::put(Fresh& fresh) {
       continue;
     }
     bytes_ += cost;
-    entries_.push_back(Entry{uid, std::make_unique<search::MessageKeys>(std::move(keys))});
+    const std::int64_t sent =
+        keys.record.sent_date ? keys.record.sent_date->utc_seconds : kNoSentDate;
+    entries_.push_back(Entry{uid, std::make_unique<search::MessageKeys>(std::move(keys)), sent});
   }
   // New messages come after the cached ones; keys read for a subset first
   // and the rest later land in between: one merge per call.

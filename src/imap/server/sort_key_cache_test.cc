@@ -43,6 +43,22 @@ TEST(SortKeyCacheTest, KeepsKeysDropsFetchParts) {
   EXPECT_LT(cache.bytes(), key_record_bytes(record_with("Re: Hello")));
 }
 
+TEST(SortKeyCacheTest, GivesTheSentDateFromItsOwnTable) {
+  SortKeyCache cache;
+  search::MessageKeys undated = record_with("no date");
+  undated.record.sent_date.reset();
+  ASSERT_NE(cache.put(3, record_with("dated")), nullptr);
+  ASSERT_NE(cache.put(5, std::move(undated)), nullptr);
+  size_t cursor = 0;
+  std::optional<std::int64_t> sent = 1;
+  EXPECT_EQ(cache.find(2, cursor, sent), nullptr);
+  EXPECT_FALSE(sent.has_value());
+  EXPECT_EQ(cache.find(3, cursor, sent), cache.find(3));
+  EXPECT_EQ(sent, std::optional<std::int64_t>(1234));
+  EXPECT_EQ(cache.find(5, cursor, sent), cache.find(5));
+  EXPECT_FALSE(sent.has_value());  // no Date header: the caller falls back
+}
+
 TEST(SortKeyCacheTest, RefusesPastItsBound) {
   const size_t one = key_record_bytes(*SortKeyCache().put(1, record_with("x")));
   SortKeyCache cache(2 * one + one / 2);

@@ -51,15 +51,21 @@ UncachedKeys for_each_message(CommandContext& ctx, std::span<const std::uint32_t
     // The batch's keys: from the hub's cache, else read now.
     std::vector<const store::MessageMeta*> metas(n, nullptr);
     std::vector<const search::MessageKeys*> keys(n, nullptr);
+    // The sent dates (RFC 5256 §2.2) of the cached ones, from the cache's
+    // table: a sort by date reads no key record.
+    std::vector<std::optional<std::int64_t>> sent(n);
     store::UidSet missing;
     for (size_t k = 0; k < n; ++k) {
       metas[k] = view.meta_at(seqs[begin + k]);
       if (metas[k] == nullptr || !with_records) {
         continue;
       }
-      keys[k] = cache.find(metas[k]->uid, cursor);
+      std::optional<std::int64_t> date_header;
+      keys[k] = cache.find(metas[k]->uid, cursor, date_header);
       if (keys[k] == nullptr) {
         missing.add(metas[k]->uid);
+      } else {
+        sent[k] = date_header.value_or(metas[k]->internal_date.seconds);
       }
     }
     SortKeyCache::Fresh& fresh = uncached.emplace_back();
@@ -106,7 +112,7 @@ UncachedKeys for_each_message(CommandContext& ctx, std::span<const std::uint32_t
     for (size_t k = 0; k < n; ++k) {
       if (metas[k] != nullptr) {
         const search::MessageFacts facts{seqs[begin + k], metas[k]->internal_date.seconds,
-                                         metas[k]->size};
+                                         metas[k]->size, sent[k]};
         visit(facts, keys[k]);
       }
     }
