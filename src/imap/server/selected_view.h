@@ -61,7 +61,7 @@ class SelectedView {
   const store::MessageMeta* meta_at(std::uint32_t seq) const;
   // uid_at(seq) into uids[seq] and whether meta_at(seq) is not null into
   // present[seq], for every seq (both hold count() + 1 elements), in one
-  // pass over the view and the hub.
+  // pass over the view.
   void fill(std::vector<store::Uid>& uids, std::vector<char>& present) const;
   // meta_at(seq)->flags without the rest of the metadata; nullopt for a ghost.
   std::optional<store::SystemFlags> flags_at(std::uint32_t seq) const;
