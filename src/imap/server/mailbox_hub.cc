@@ -46,25 +46,28 @@ MailboxHub::MailboxHub(store::UserStore& store, store::MailboxSnapshot snapshot)
 
 MailboxHub::~MailboxHub() { watch_.reset(); }
 
-const store::MessageMeta* MailboxHub::find(store::Uid uid) const {
-  auto it = std::lower_bound(messages_.begin(), messages_.end(), uid, uid_less);
-  return it != messages_.end() && it->uid == uid ? &*it : nullptr;
-}
-
-const store::MessageMeta* MailboxHub::find(store::Uid uid, std::size_t hint) const {
-  if (hint < messages_.size() && messages_[hint].uid == uid) {
-    return &messages_[hint];
-  }
-  return find(uid);
-}
-
-std::optional<store::SystemFlags> MailboxHub::flags_of(store::Uid uid, std::size_t hint) const {
+std::size_t MailboxHub::position_of(store::Uid uid, std::size_t hint) const {
   if (hint < flags_.size() && flags_[hint].uid == uid) {
-    return flags_[hint].flags;
+    return hint;
   }
   auto it = std::lower_bound(flags_.begin(), flags_.end(), uid,
                              [](const UidFlags& f, store::Uid u) { return f.uid < u; });
-  return it != flags_.end() && it->uid == uid ? std::optional(it->flags) : std::nullopt;
+  return it != flags_.end() && it->uid == uid ? static_cast<std::size_t>(it - flags_.begin())
+                                              : flags_.size();
+}
+
+const store::MessageMeta* MailboxHub::find(store::Uid uid) const {
+  return find(uid, flags_.size());
+}
+
+const store::MessageMeta* MailboxHub::find(store::Uid uid, std::size_t hint) const {
+  const std::size_t at = position_of(uid, hint);
+  return at < messages_.size() ? &messages_[at] : nullptr;
+}
+
+std::optional<store::SystemFlags> MailboxHub::flags_of(store::Uid uid, std::size_t hint) const {
+  const std::size_t at = position_of(uid, hint);
+  return at < flags_.size() ? std::optional(flags_[at].flags) : std::nullopt;
 }
 
 void MailboxHub::attach(SelectedView& view) { views_.push_back(&view); }

@@ -96,6 +96,9 @@ class MailboxHub final : public store::MailboxListener {
     store::SystemFlags flags;
   };
   std::vector<UidFlags> flags_;  // messages_[i].uid and .flags, for every i
+  // The index of `uid` in messages_ (and flags_), trying `hint` first, or
+  // flags_.size(): found in flags_, 8 bytes a message, not in messages_.
+  std::size_t position_of(store::Uid uid, std::size_t hint) const;
   std::vector<std::string> keywords_;
   std::vector<SelectedView*> views_;
   SortKeyCache sort_keys_;
