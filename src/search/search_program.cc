@@ -158,33 +158,27 @@ class Evaluator {
         return out;
       }
       default: {
+        // One answer per message in the domain, from the least the key
+        // needs: a UID set over 100,000 messages would otherwise walk all
+        // their metadata (about 88 bytes a message) to read each UID, which
+        // uids_ holds; the flags the view keeps apart, a few bytes each.
         Bits out(count_ + 1, 0);
+        auto each = [&](auto&& answer) {
+          for (std::uint32_t seq = 1; seq <= count_; ++seq) {
+            if (domain[seq]) {
+              out[seq] = answer(seq);
+            }
+          }
+        };
         if (answered_by_numbers(key.kind)) {
-          // No metadata to read: a UID set over 100,000 messages would
-          // otherwise walk all of it (about 88 bytes a message) to read
-          // each UID, which uids_ holds.
-          for (std::uint32_t seq = 1; seq <= count_; ++seq) {
-            if (domain[seq]) {
-              out[seq] = by_numbers(key, seq);
-            }
-          }
-          return out;
-        }
-        if (answered_by_flags(key.kind)) {
-          // The flags alone, which the view keeps apart from the rest of
-          // the metadata (a few bytes a message instead of about 88).
-          for (std::uint32_t seq = 1; seq <= count_; ++seq) {
-            if (domain[seq]) {
-              const std::optional<store::SystemFlags> flags = view_.flags_at(seq);
-              out[seq] = flags && by_flags(key, uids_[seq], *flags);
-            }
-          }
-          return out;
-        }
-        for (std::uint32_t seq = 1; seq <= count_; ++seq) {
-          if (domain[seq]) {
-            out[seq] = leaf(key, *view_.meta_at(seq));
-          }
+          each([&](std::uint32_t seq) { return by_numbers(key, seq); });
+        } else if (answered_by_flags(key.kind)) {
+          each([&](std::uint32_t seq) {
+            const std::optional<store::SystemFlags> flags = view_.flags_at(seq);
+            return flags && by_flags(key, uids_[seq], *flags);
+          });
+        } else {
+          each([&](std::uint32_t seq) { return leaf(key, *view_.meta_at(seq)); });
         }
         return out;
       }
