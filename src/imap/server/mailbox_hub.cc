@@ -112,10 +112,9 @@ void MailboxHub::on_appended(std::span<const store::MessageMeta> messages) {
 
 void MailboxHub::on_flags_changed(std::span<const store::MessageMeta> messages) {
   for (const store::MessageMeta& m : messages) {
-    auto it = std::lower_bound(messages_.begin(), messages_.end(), m.uid, uid_less);
-    if (it != messages_.end() && it->uid == m.uid) {
-      *it = m;
-      flags_[it - messages_.begin()].flags = m.flags;
+    if (const std::size_t at = position_of(m.uid, flags_.size()); at < messages_.size()) {
+      messages_[at] = m;
+      flags_[at].flags = m.flags;
     }
     learn_keywords(m);
     highest_modseq_ = std::max(highest_modseq_, m.modseq);
