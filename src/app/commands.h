@@ -13,6 +13,7 @@ namespace peregrine::app {
 // SIGTERM or SIGINT; 0 after a graceful stop.
 struct ServeArgs {
   std::filesystem::path config;
+  char** argv = nullptr;  // the command line, to run again with [server] huge_pages
 };
 int run_serve(const ServeArgs& args);
 

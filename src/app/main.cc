@@ -81,6 +81,7 @@ int main(int argc, char** argv) {
     return code == 0 ? EX_OK : EX_USAGE;
   }
   if (serve->parsed()) {
+    serve_args.argv = argv;
     return peregrine::app::run_serve(serve_args);
   }
   if (user->parsed()) {

@@ -15,6 +15,7 @@
 #include "auth/authenticator.h"
 #include "auth/failure_tracker.h"
 #include "base/log.h"
+#include "base/malloc_tuning.h"
 #include "imap/server/session.h"
 #include "imap/server/user_context.h"
 #include "imap/service/imap_handler.h"
@@ -45,6 +46,11 @@ int run_serve(const ServeArgs& args) {
     return EX_CONFIG;
   }
   base::set_log_level(settings->log.level);
+  if (settings->server.huge_pages && args.argv != nullptr) {
+    if (auto tunables = base::run_again_with_tuned_malloc(args.argv)) {
+      base::log(base::LogLevel::kInfo, "malloc_tuned", {{"glibc_tunables", *tunables}});
+    }
+  }
 
   std::error_code ec;
   std::filesystem::create_directories(settings->server.data_dir, ec);

@@ -336,6 +336,9 @@ void Loader::load_server(const toml::table& root, ServerSettings& out) {
   if (auto n = server.integer("workers", 1, 1024)) {
     out.workers = static_cast<unsigned>(*n);
   }
+  if (auto b = server.boolean("huge_pages")) {
+    out.huge_pages = *b;
+  }
   server.finish();
 }
 

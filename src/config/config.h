@@ -25,6 +25,9 @@ struct ServerSettings {
   std::filesystem::path data_dir;
   // Event-loop threads; defaults to the number of hardware threads.
   unsigned workers = 1;
+  // glibc's malloc with one arena on transparent huge pages
+  // (base/malloc_tuning.h); the server runs itself again to set it.
+  bool huge_pages = true;
 };
 
 // [imap]. Plain listeners offer STARTTLS when [tls] is set.

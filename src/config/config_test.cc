@@ -52,6 +52,7 @@ TEST_F(ConfigTest, MinimalConfigGetsDefaults) {
   EXPECT_EQ(s.server.data_dir, dir_.path() / "data");
   unsigned hardware = std::thread::hardware_concurrency();
   EXPECT_EQ(s.server.workers, hardware == 0 ? 1u : hardware);
+  EXPECT_TRUE(s.server.huge_pages);
   ASSERT_EQ(s.imap.listen.size(), 1u);
   EXPECT_EQ(s.imap.listen[0].to_string(), "127.0.0.1:1143");
   EXPECT_TRUE(s.imap.tls_listen.empty());
@@ -80,6 +81,7 @@ TEST_F(ConfigTest, EveryKeySet) {
 [server]
 data_dir = "/srv/mail"
 workers = 3
+huge_pages = false
 [imap]
 listen = ["127.0.0.1:143", "[::1]:143"]
 tls_listen = ["0.0.0.0:993"]
@@ -111,6 +113,7 @@ level = "debug"
   const Settings& s = *r;
   EXPECT_EQ(s.server.data_dir, "/srv/mail");
   EXPECT_EQ(s.server.workers, 3u);
+  EXPECT_FALSE(s.server.huge_pages);
   ASSERT_EQ(s.imap.listen.size(), 2u);
   EXPECT_EQ(s.imap.listen[1].host, "::1");
   EXPECT_EQ(s.imap.listen[1].port, 143);

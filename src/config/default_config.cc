@@ -9,6 +9,7 @@ std::string_view default_settings_toml() {
 [server]
 data_dir = "data"               # one Maildir + index per user lives here
 # workers = 4                   # event-loop threads; default: one per hardware thread
+# huge_pages = true             # malloc's heap on transparent huge pages, one arena
 
 [imap]
 listen = ["127.0.0.1:1143"]     # plain IMAP; STARTTLS is offered when [tls] is set

@@ -70,18 +70,20 @@ class Server:
 
     plaintext: auth.plaintext; tls: also make a cert, set [tls] and an
     implicit-TLS listener; limits: [limits] keys; failure_delay_ms: (base, max);
-    pop3: also a POP3 listener (and a POP3S one with tls).
+    pop3: also a POP3 listener (and a POP3S one with tls); huge_pages: [server]
+    huge_pages (unset: the default).
     """
 
     def __init__(self, binary=None, users=None, plaintext="always", tls=False,
                  limits=None, workers=None, keep_dir=False, failure_delay_ms=(0, 0),
-                 pop3=False):
+                 pop3=False, huge_pages=None):
         self.binary = binary_path(binary)
         self.users = dict(USERS if users is None else users)
         self.plaintext = plaintext
         self.tls = tls
         self.limits = dict(limits or {})
         self.workers = workers
+        self.huge_pages = huge_pages
         self.failure_delay_ms = failure_delay_ms
         self.keep_dir = keep_dir
         self.dir = tempfile.mkdtemp(prefix="peregrine-it-")
@@ -111,6 +113,8 @@ class Server:
         ]
         if self.workers:
             lines.append(f"workers = {self.workers}")
+        if self.huge_pages is not None:
+            lines.append(f"huge_pages = {'true' if self.huge_pages else 'false'}")
         lines += ["", "[imap]", f'listen = ["{HOST}:{self.port}"]']
         if self.tls:
             lines.append(f'tls_listen = ["{HOST}:{self.tls_port}"]')
