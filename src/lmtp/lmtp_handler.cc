@@ -340,6 +340,18 @@ class LmtpSession final : public service::ConnectionDriver {
     for (std::size_t i = 0; i < tx.recipients.size(); ++i) {
       co_await deliver(tx.recipients[i], *pending[i]);
     }
+    // What the deliveries left for later (the full-text index's batch) runs
+    // on each user's strand while the replies go out and the client sends
+    // its next message; the contexts are held until this connection's
+    // queued work is done (finish()).
+    for (std::string_view user : started) {
+      handler_.pool_.post(user, [context = held_.at(std::string(user)).get()] {
+        if (auto r = context->store().index_upkeep(); !r) {
+          base::log(base::LogLevel::kWarn, "index_upkeep_failed",
+                    {{"user", context->store().user()}, {"error", r.error().message}});
+        }
+      });
+    }
     co_return true;
   }
 

@@ -3,12 +3,14 @@
 #include <algorithm>
 #include <asio/experimental/awaitable_operators.hpp>
 #include <deque>
+#include <initializer_list>
 #include <memory>
 #include <span>
 #include <utility>
 #include <variant>
 
 #include "base/ascii.h"
+#include "base/log.h"
 #include "net/notifier.h"
 #include "service/session_driver.h"
 #include "session/user_registry.h"
@@ -28,17 +30,31 @@ constexpr size_t kLiteralReadBytes = 256 * 1024;
 constexpr size_t kMaxAheadCommands = 8;
 constexpr size_t kMaxAheadBytes = 8 * 1024 * 1024;
 
-// Whether a framed command is an APPEND (RFC 3501 §6.3.11): "tag APPEND ".
-// Running one changes nothing about how the input after it is read, so
-// commands after it may be framed before it runs.
-bool is_append(const FramedCommand& command) {
+// Whether the command's name (after its tag) is one of `names`, each
+// written with a space before and after.
+bool is_command(const FramedCommand& command, std::initializer_list<std::string_view> names) {
   const std::string_view tag = command.tag();
   if (tag.empty()) {
     return false;
   }
-  constexpr std::string_view kAppend = " APPEND ";
   const std::string_view rest = command.lines[0].substr(tag.size());
-  return rest.size() >= kAppend.size() && base::iequals(rest.substr(0, kAppend.size()), kAppend);
+  for (std::string_view name : names) {
+    if (rest.size() >= name.size() && base::iequals(rest.substr(0, name.size()), name)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+// Whether a framed command is an APPEND (RFC 3501 §6.3.11): "tag APPEND ".
+// Running one changes nothing about how the input after it is read, so
+// commands after it may be framed before it runs.
+bool is_append(const FramedCommand& command) { return is_command(command, {" APPEND "}); }
+
+// The commands that store term records, which the full-text index batches
+// later (UserStore::index_upkeep).
+bool adds_messages(const FramedCommand& command) {
+  return is_command(command, {" APPEND ", " COPY ", " MOVE ", " UID COPY ", " UID MOVE "});
 }
 
 // A reader event whose command lives in storage of its own, not in the
@@ -203,9 +219,16 @@ class ImapDriver final : public service::SessionDriver {
       if (held) {
         prepared = held->prepared;
       }
+      // Read before the reply goes out: writing it may reset the reader
+      // (STARTTLS), whose buffer `current` views.
+      const bool stored =
+          current.kind == ReaderEvent::Kind::kCommand && adds_messages(*current.command);
       Reply reply = co_await call([&] { return session_->on_input(current, prepared); });
       if (!co_await deliver(std::move(reply))) {
         co_return false;
+      }
+      if (stored) {
+        upkeep_when_idle();
       }
       // Stopping: the command that was running is done; pipelined ones
       // after it are not started.
@@ -214,6 +237,23 @@ class ImapDriver final : public service::SessionDriver {
         co_return false;
       }
     }
+  }
+
+  // After a command that stored messages, and only when the client has sent
+  // nothing more yet: the store's deferred work (the full-text index's
+  // batch) on the user's strand, after the reply. A burst of pipelined
+  // APPENDs leaves it to its end (or to the store's own bound).
+  void upkeep_when_idle() {
+    UserContext* context = session_->user();
+    if (context == nullptr || !ahead_.empty() || reader_->buffered() > 0) {
+      return;
+    }
+    pool().post(strand_key(), [context] {
+      if (auto r = context->store().index_upkeep(); !r) {
+        base::log(base::LogLevel::kWarn, "index_upkeep_failed",
+                  {{"user", context->store().user()}, {"error", r.error().message}});
+      }
+    });
   }
 
   // Frames commands behind the last one framed while that is an APPEND,

@@ -111,6 +111,26 @@ class Index {
   // cost: a sync that only records directory mtimes (a lost record means
   // one more scan).
   base::Result<void> set_durable_commits(bool durable);
+  // set_durable_commits(false) for as long as it lives (when the switch
+  // succeeds), then durable again. Outside a transaction.
+  class QuickCommits {
+   public:
+    explicit QuickCommits(Index& index) {
+      if (index.set_durable_commits(false)) {
+        index_ = &index;
+      }
+    }
+    ~QuickCommits() {
+      if (index_ != nullptr) {
+        (void)index_->set_durable_commits(true);
+      }
+    }
+    QuickCommits(const QuickCommits&) = delete;
+    QuickCommits& operator=(const QuickCommits&) = delete;
+
+   private:
+    Index* index_ = nullptr;
+  };
 
   // ---- Meta ----
   base::Result<bool> initialized();
@@ -177,7 +197,7 @@ class Index {
 
   // ---- Full-text index (search_index.cc) ----
   // Stores a message's term record (the word index takes it with its batch,
-  // kWaitingDocs).
+  // kWaitingDocs, and the vocabulary its terms).
   base::Result<void> insert_search_text(std::int64_t mailbox_id, Uid uid, const TermRecord& record);
   // Gives message `to` a copy of the term record of message `from` (copy).
   base::Result<void> copy_search_text(std::int64_t from_mailbox, Uid from_uid,
@@ -194,9 +214,17 @@ class Index {
   // Whether the word index and the vocabulary agree with the term records
   // (same number of documents, and they can be read).
   base::Result<bool> search_fts_healthy();
-  // Indexes in the word index every record that waits for its batch, when
-  // at least `at_least` wait.
+  // Adds the terms of every record that waits for its batch to the
+  // vocabulary, then indexes those records in the word index, when at least
+  // `at_least` wait.
   base::Result<void> index_waiting_docs(std::int64_t at_least = 1);
+  // How many records wait for their batch (at most; cheap).
+  base::Result<std::int64_t> waiting_count();
+  // How many records wait before the change that stores one more runs the
+  // batch itself (kWaitingDocs unless set). A store whose caller runs the
+  // batch after replying (UserStore::index_upkeep) sets kMostWaitingDocs, so
+  // that a change runs it only when upkeep has fallen behind.
+  void set_batch_at(std::size_t waiting);
   // Drops the word index and the vocabulary and indexes every term record
   // again.
   base::Result<void> rebuild_search_fts();
@@ -214,6 +242,9 @@ class Index {
   // them all in the word index (search_docs_indexed; queries read the
   // waiting ones from search_docs).
   static constexpr std::size_t kWaitingDocs = 32;
+  // The most that wait while the server runs the batches after its
+  // replies (set_batch_at): what a query reads besides the word index.
+  static constexpr std::size_t kMostWaitingDocs = 256;
   // Drops every term record, the word index and the vocabulary (before a
   // full rebuild).
   base::Result<void> clear_search_index();
@@ -256,6 +287,8 @@ class Index {
   // them, and the next open rebuilds the word index
   // (MaildirUserStore::check_search_index).
   void index_waiting_docs_if_due();
+  // The vocabulary's share of a batch: the terms of the waiting records.
+  base::Result<void> add_waiting_terms();
 
   // Adds the terms the vocabulary lacks, skipping those known_ holds and
   // probing the others a batch a statement.
@@ -281,6 +314,7 @@ class Index {
   // The column texts of the records this connection stored lately, so the
   // batch that indexes them need not decode them again.
   RecentColumns recent_columns_;
+  std::size_t batch_at_ = kWaitingDocs;  // set_batch_at
 };
 
 // Registers peregrine_search_column(record, n) on a connection: the terms

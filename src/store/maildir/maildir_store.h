@@ -37,6 +37,12 @@ struct MaildirOptions {
   // Whether messages' text is kept in the full-text index ([search] fts).
   // Off, SEARCH reads and parses every message a text key looks at.
   bool full_text_index = true;
+  // Whether the full-text index's batches (the waiting records' terms into
+  // the vocabulary, the records into the word index) are left to
+  // UserStore::index_upkeep, which the server runs after it has replied; a
+  // change then runs a batch itself only when Index::kMostWaitingDocs
+  // records wait. Off, every Index::kWaitingDocs-th change runs it.
+  bool index_upkeep_after_reply = false;
   // How long an index write waits for another process's lock.
   int busy_timeout_ms = 5000;
 };

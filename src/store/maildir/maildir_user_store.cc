@@ -122,6 +122,9 @@ Result<std::unique_ptr<MaildirUserStore>> MaildirUserStore::open(std::string use
   if (auto r = fs.set_mode(index_path, 0600); !r) {
     return std::unexpected(r.error());
   }
+  if (options.index_upkeep_after_reply) {
+    (*index)->set_batch_at(Index::kMostWaitingDocs);
+  }
   MaildirOptions resolved = options;
   resolved.fs = &fs;
   std::unique_ptr<MaildirUserStore> store(

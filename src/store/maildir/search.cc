@@ -105,6 +105,23 @@ Result<SearchIndexStats> MaildirUserStore::rebuild_search_index() {
   return search_index_stats();
 }
 
+Result<void> MaildirUserStore::index_upkeep() {
+  if (!options_.full_text_index) {
+    return {};
+  }
+  auto waiting = index_->waiting_count();
+  if (!waiting || *waiting < static_cast<std::int64_t>(Index::kWaitingDocs)) {
+    return waiting ? Result<void>() : std::unexpected(waiting.error());
+  }
+  // Its commit need not reach the disk before the next one does: lost, it
+  // leaves the records waiting (queries read them), and the next upkeep
+  // batches them again.
+  Index::QuickCommits quick(*index_);
+  return in_transaction(*index_, [&] {
+    return index_->index_waiting_docs(static_cast<std::int64_t>(Index::kWaitingDocs));
+  });
+}
+
 Result<void> MaildirUserStore::check_search_index() {
   // The records left waiting for their batch go into the word index first,
   // so that the check below covers every record. A batch that fails (a

@@ -9,21 +9,23 @@
 // (fewer than Index::kUnindexedTerms) wait outside the trigram index, and
 // queries read them from the vocabulary itself.
 //
-// A record is stored, and its new terms added to the vocabulary, in the
-// transaction of the change that adds its message. The word index takes
-// the records a batch at a time (fewer than Index::kWaitingDocs wait, the
-// newest ids, above search_docs_indexed.upto): FTS5 writes a segment, and
-// merges older ones, whenever a statement that fed it ends, which costs an
-// append more than all its other index work. Queries read the waiting
-// records themselves (RecordFilter), so every answer holds the newest
-// messages. A deleted record (expunge, mailbox deletion) that the word
-// index holds is moved by a trigger to search_purge in the deleting
-// transaction and unindexed later, in bounded batches (purge_search_fts),
-// from the same record: until then its terms may still match, but every
-// hit is joined to a live search_docs row, and a document id is never
-// given again while its terms are in the index. Terms of deleted records
-// stay in the vocabulary (they find nothing) until a rebuild. The format is
-// in docs/formats/maildir-store.md, "Full-text index".
+// A record is stored in the transaction of the change that adds its
+// message. The vocabulary and the word index take the records a batch at a
+// time (the newest ids, above search_docs_indexed.upto; Index::kWaitingDocs
+// of them, or up to Index::kMostWaitingDocs when the server runs the batch
+// after its reply): FTS5 writes a segment, and merges older ones, whenever
+// a statement that fed it ends, which costs an append more than all its
+// other index work, and a term shared by the batch's records is probed
+// once. Queries read the waiting records themselves (RecordFilter), so
+// every answer holds the newest messages. A deleted record (expunge,
+// mailbox deletion) that the word index holds is moved by a trigger to
+// search_purge in the deleting transaction and unindexed later, in bounded
+// batches (purge_search_fts), from the same record: until then its terms
+// may still match, but every hit is joined to a live search_docs row, and
+// a document id is never given again while its terms are in the index.
+// Terms of deleted records stay in the vocabulary (they find nothing)
+// until a rebuild. The format is in docs/formats/maildir-store.md,
+// "Full-text index".
 
 #include <sqlite3.h>
 
@@ -464,9 +466,6 @@ Result<void> Index::insert_search_text(std::int64_t mailbox_id, Uid uid, const T
   if (auto r = delete_search_text(*db_, mailbox_id, uid); !r) {
     return r;
   }
-  if (auto r = add_terms(record.terms); !r) {
-    return r;
-  }
   if (auto r = run(
           *db_,
           sql("INSERT INTO search_docs (id, mailbox_id, uid, terms) VALUES (", kNextDocId,
@@ -582,7 +581,7 @@ Result<std::vector<Uid>> filter_records(Database& db, std::int64_t mailbox_id,
 }
 
 // The mailbox's records the word index does not hold yet (fewer than
-// Index::kWaitingDocs in all), as (UID, packed terms), by UID.
+// Index::kMostWaitingDocs in all), as (UID, packed terms), by UID.
 Result<std::vector<std::pair<Uid, std::string>>> waiting_records(Database& db,
                                                                  std::int64_t mailbox_id) {
   return collect<std::pair<Uid, std::string>>(
@@ -622,7 +621,33 @@ Result<std::optional<TextCandidates>> Index::text_candidates(std::int64_t mailbo
   }
   TextCandidates out;
   out.exact = words->exact;
+  // The records waiting for their batch answer for themselves: their terms
+  // join the vocabulary and the word index with it. Those that may match,
+  // by UID, and whether that is exact.
+  auto waiting_matches = [&](bool& exact) -> Result<std::vector<Uid>> {
+    auto waiting = waiting_records(*db_, mailbox_id);
+    if (!waiting) {
+      return std::unexpected(waiting.error());
+    }
+    const RecordFilter filter(query);
+    TermScratch scratch;
+    bool uncertain = false;
+    std::vector<Uid> found;
+    for (const auto& [uid, terms] : *waiting) {
+      if (!filter.narrows() || filter.may_match(terms, scratch, &uncertain)) {
+        found.push_back(uid);
+      }
+    }
+    exact = found.empty() || (filter.narrows() && filter.exact() && !uncertain);
+    return found;
+  };
   if (words->empty) {
+    // No indexed term holds a piece of a needle: only waiting records may.
+    auto found = waiting_matches(out.exact);
+    if (!found) {
+      return std::unexpected(found.error());
+    }
+    out.uids = std::move(*found);
     return std::optional<TextCandidates>(std::move(out));
   }
   std::optional<std::vector<Uid>> hits;
@@ -646,27 +671,22 @@ Result<std::optional<TextCandidates>> Index::text_candidates(std::int64_t mailbo
     if (!std::is_sorted(uids->begin(), uids->end())) {
       std::sort(uids->begin(), uids->end());
     }
-    // The records waiting for the word index answer for themselves.
-    auto waiting = waiting_records(*db_, mailbox_id);
-    if (!waiting) {
-      return std::unexpected(waiting.error());
-    }
     if (words->exact) {
-      const RecordFilter filter(query);
-      TermScratch scratch;
-      bool uncertain = false;
-      std::vector<Uid> found;
-      for (const auto& [uid, terms] : *waiting) {
-        if (!filter.narrows() || filter.may_match(terms, scratch, &uncertain)) {
-          found.push_back(uid);
-        }
+      bool exact = true;
+      auto found = waiting_matches(exact);
+      if (!found) {
+        return std::unexpected(found.error());
       }
-      if (!found.empty()) {
-        out.exact = filter.narrows() && filter.exact() && !uncertain;
-        *uids = merged(*uids, found);
+      if (!found->empty()) {
+        out.exact = exact;
+        *uids = merged(*uids, *found);
       }
       out.uids = std::move(*uids);
       return std::optional<TextCandidates>(std::move(out));
+    }
+    auto waiting = waiting_records(*db_, mailbox_id);
+    if (!waiting) {
+      return std::unexpected(waiting.error());
     }
     std::vector<Uid> all_waiting;
     all_waiting.reserve(waiting->size());
@@ -844,6 +864,9 @@ Result<void> Index::index_waiting_docs(std::int64_t at_least) {
   if (*waiting < at_least) {
     return {};
   }
+  if (auto r = add_waiting_terms(); !r) {
+    return r;
+  }
   if (auto r = maildir::index_waiting_docs(*db_); !r) {
     return r;
   }
@@ -851,8 +874,36 @@ Result<void> Index::index_waiting_docs(std::int64_t at_least) {
   return {};
 }
 
+Result<std::int64_t> Index::waiting_count() { return waiting_docs(*db_); }
+
+Result<void> Index::add_waiting_terms() {
+  std::vector<IndexedTerm> terms;
+  std::unordered_set<std::string> seen;
+  TermScratch scratch;
+  auto r = each_row(
+      *db_, "SELECT terms FROM search_docs WHERE id > (SELECT upto FROM search_docs_indexed)",
+      [](Statement&) {},
+      [&](const Statement& s) {
+        // A damaged record adds the terms before the damage; the batch
+        // then fails on it, and the next open rebuilds the word index.
+        (void)for_each_term(s.column_blob(0), scratch, [&](std::string_view term, std::uint8_t) {
+          if (auto [at, fresh] = seen.emplace(term); fresh) {
+            terms.push_back(IndexedTerm{*at, 0});
+          }
+          return true;
+        });
+        return true;
+      });
+  if (!r) {
+    return r;
+  }
+  return add_terms(terms);
+}
+
+void Index::set_batch_at(std::size_t waiting) { batch_at_ = std::max<std::size_t>(1, waiting); }
+
 void Index::index_waiting_docs_if_due() {
-  if (auto r = index_waiting_docs(static_cast<std::int64_t>(kWaitingDocs)); !r) {
+  if (auto r = index_waiting_docs(static_cast<std::int64_t>(batch_at_)); !r) {
     base::log(base::LogLevel::kWarn, "search_index_batch_failed", {{"reason", r.error().message}});
   }
 }

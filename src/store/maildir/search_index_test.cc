@@ -126,6 +126,22 @@ class SearchIndexTest : public testing::StoreTest {
  protected:
   std::filesystem::path db() const { return tmp_.path() / "data" / "alice" / "index.sqlite"; }
 
+  // Alice's store opened afresh with the fixture's options as changed by
+  // `change` (the fixture's own store is closed first).
+  template <typename Change>
+  std::unique_ptr<UserStore> open_with(Change change) {
+    user_.reset();
+    MaildirOptions options;
+    options.data_dir = tmp_.path() / "data";
+    options.host_name = "test.host";
+    change(options);
+    other_store_ = std::make_unique<MaildirStore>(options);
+    auto opened = other_store_->open_user("alice");
+    EXPECT_TRUE(opened);
+    return opened ? std::move(*opened) : nullptr;
+  }
+  std::unique_ptr<MaildirStore> other_store_;
+
   // Messages and term records must always be equal; the word index holds
   // the records but those waiting for their batch (fewer than
   // Index::kWaitingDocs), and the deleted ones not yet purged.
@@ -492,6 +508,9 @@ TEST_F(IndexTest, TermsAreFoundBeforeAndAfterTheirTrigramBatch) {
   const Uid messages = static_cast<Uid>(Index::kUnindexedTerms / 100 * 2 + 3);
   for (Uid n = 1; n <= messages; ++n) {
     ASSERT_TRUE(add(inbox_, n, body(n)));
+    // Each record's batch at once, so its terms join the vocabulary now:
+    // the vocabulary's own trigram batches are what this follows.
+    ASSERT_TRUE(index_->index_waiting_docs());
     // The first term of the first message, this message's, and one of a
     // message at least one batch back.
     EXPECT_EQ(ask("w1x0"), (std::vector<Uid>{1}));
@@ -799,7 +818,14 @@ TEST_F(IndexTest, ManyNewTermsReachTheVocabularyOnceEach) {
   }
   body += " known2 term7x";
   ASSERT_TRUE(add(inbox_, 2, body));
+  // Found while their records wait for their batch, which adds the terms to
+  // the vocabulary.
+  for (int i : {0, 64, 149}) {
+    EXPECT_EQ(ask("erm" + std::to_string(i) + "x"), std::vector<Uid>{2}) << i;
+  }
   const auto path = tmp_.path() / "index.sqlite";
+  EXPECT_EQ(scalar(path, "SELECT count(*) FROM search_terms"), 0);
+  ASSERT_TRUE(index_->index_waiting_docs());
   EXPECT_EQ(scalar(path, "SELECT count(*) FROM search_terms"), 3 + 150);
   EXPECT_EQ(scalar(path, "SELECT count(DISTINCT term) FROM search_terms"), 3 + 150);
   for (int i : {0, 63, 64, 65, 127, 128, 149}) {
@@ -827,7 +853,9 @@ TEST_F(SearchIndexTest, SchemaThreeIsMigratedToTheWordIndex) {
   EXPECT_EQ(candidates("INBOX", kTextBody, {"indm"}), std::vector<Uid>{1});
   EXPECT_TRUE(exact("INBOX", kTextBody, {"indm"}));
   EXPECT_EQ(candidates("INBOX", kTextSubject, {"bet"}), std::vector<Uid>{2});
-  EXPECT_GT(scalar(db(), "SELECT count(*) FROM search_terms"), 5);
+  // The records made again from the files wait for their batch, which
+  // brings their terms to the vocabulary.
+  EXPECT_EQ(scalar(db(), "SELECT count(*) FROM search_docs"), 2);
 }
 
 TEST_F(SearchIndexTest, MissingIndexIsRebuiltAtOpen) {
@@ -896,20 +924,14 @@ TEST_F(SearchIndexTest, RebuildAndStats) {
 class SearchIndexOffTest : public SearchIndexTest {};
 
 TEST_F(SearchIndexOffTest, OffStoresNothingAndTurningItOnFillsIn) {
-  MaildirOptions options;
-  options.data_dir = tmp_.path() / "data";
-  options.host_name = "test.host";
-  options.full_text_index = false;
-  user_.reset();
   {
-    MaildirStore off(options);
-    auto user = off.open_user("alice");
+    auto user = open_with([](MaildirOptions& o) { o.full_text_index = false; });
     ASSERT_TRUE(user);
-    ASSERT_TRUE((*user)->append("INBOX", testing::append_of(message("a", "findme\r\n"))));
+    ASSERT_TRUE(user->append("INBOX", testing::append_of(message("a", "findme\r\n"))));
     TextQuery q;
     q.columns = kTextBody;
     q.needles = {"findme"};
-    auto none = (*user)->text_candidates("INBOX", q);
+    auto none = user->text_candidates("INBOX", q);
     ASSERT_TRUE(none);
     EXPECT_EQ(*none, std::nullopt);
   }
@@ -917,6 +939,63 @@ TEST_F(SearchIndexOffTest, OffStoresNothingAndTurningItOnFillsIn) {
   reopen();
   expect_in_step(1);
   EXPECT_EQ(candidates("INBOX", kTextBody, {"findme"}), std::vector<Uid>{1});
+}
+
+// With index_upkeep_after_reply the records wait for UserStore::index_upkeep
+// (their terms too: the vocabulary takes them with their batch), queries
+// answer from them meanwhile, and an append runs the batch itself only once
+// Index::kMostWaitingDocs wait.
+TEST_F(SearchIndexTest, RecordsWaitForUpkeepAndAreFoundMeanwhile) {
+  std::unique_ptr<UserStore> user =
+      open_with([](MaildirOptions& o) { o.index_upkeep_after_reply = true; });
+  ASSERT_TRUE(user);
+  auto add = [&](Uid n) {
+    return user
+        ->append("INBOX", testing::append_of(message("m" + std::to_string(n),
+                                                     "uniq" + std::to_string(n) + "z\r\n")))
+        .has_value();
+  };
+  auto find = [&](const std::string& needle) {
+    TextQuery q;
+    q.columns = kTextBody;
+    q.needles = {needle};
+    auto r = user->text_candidates("INBOX", q);
+    EXPECT_TRUE(r && *r);
+    EXPECT_TRUE(r && *r && (*r)->exact) << needle;
+    return r && *r ? (*r)->uids : std::vector<Uid>{};
+  };
+  auto waiting = [&] {
+    return scalar(db(),
+                  "SELECT count(*) FROM search_docs WHERE id > (SELECT upto FROM "
+                  "search_docs_indexed)");
+  };
+  const Uid first = static_cast<Uid>(Index::kWaitingDocs) + 8;
+  for (Uid n = 1; n <= first; ++n) {
+    ASSERT_TRUE(add(n));
+  }
+  EXPECT_EQ(waiting(), first);
+  EXPECT_EQ(scalar(db(), "SELECT count(*) FROM search_terms"), 0);
+  EXPECT_EQ(find("niq7z"), std::vector<Uid>{7});
+  EXPECT_EQ(find("niq4"), (std::vector<Uid>{4, 40}));
+  ASSERT_TRUE(user->index_upkeep());
+  EXPECT_EQ(waiting(), 0);
+  EXPECT_GT(scalar(db(), "SELECT count(*) FROM search_terms"), static_cast<std::int64_t>(first));
+  EXPECT_EQ(scalar(db(), "SELECT count(*) FROM search_fts_docsize"), first);
+  EXPECT_EQ(find("niq7z"), std::vector<Uid>{7});
+  EXPECT_EQ(find("niq4"), (std::vector<Uid>{4, 40}));
+  // Fewer than a batch: upkeep leaves them waiting.
+  ASSERT_TRUE(add(first + 1));
+  ASSERT_TRUE(user->index_upkeep());
+  EXPECT_EQ(waiting(), 1);
+  // Upkeep never runs: the append that makes kMostWaitingDocs runs the batch.
+  const Uid last = first + static_cast<Uid>(Index::kMostWaitingDocs);
+  for (Uid n = first + 2; n <= last; ++n) {
+    ASSERT_TRUE(add(n));
+    ASSERT_LT(waiting(), static_cast<std::int64_t>(Index::kMostWaitingDocs));
+  }
+  EXPECT_EQ(waiting(), 0);
+  EXPECT_EQ(find("niq" + std::to_string(last) + "z"), std::vector<Uid>{last});
+  EXPECT_EQ(find("niq" + std::to_string(first + 1) + "z"), std::vector<Uid>{first + 1});
 }
 
 // Expunged texts leave the trigram index later (search_purge), in bounded

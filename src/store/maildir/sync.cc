@@ -270,17 +270,7 @@ Result<void> MaildirUserStore::record_scan_marks(const MailboxRow& row, std::int
   // A commit that only records the mtimes needs no fsync: lost in a crash,
   // it costs the next sync one more scan (typically the first sync after a
   // delivery, at a POP3 login or an IMAP SELECT).
-  struct DurableAgain {
-    Index* index = nullptr;
-    ~DurableAgain() {
-      if (index != nullptr) {
-        (void)index->set_durable_commits(true);
-      }
-    }
-  } durable_again;
-  if (index_->set_durable_commits(false)) {
-    durable_again.index = index_.get();
-  }
+  Index::QuickCommits quick(*index_);
   auto tx = index_->begin();
   if (!tx) {
     return std::unexpected(tx.error());
