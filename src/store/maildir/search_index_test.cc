@@ -996,6 +996,17 @@ TEST_F(SearchIndexTest, RecordsWaitForUpkeepAndAreFoundMeanwhile) {
   EXPECT_EQ(waiting(), 0);
   EXPECT_EQ(find("niq" + std::to_string(last) + "z"), std::vector<Uid>{last});
   EXPECT_EQ(find("niq" + std::to_string(first + 1) + "z"), std::vector<Uid>{first + 1});
+  // Files other programs drop in are adopted by a sync, which has no reply
+  // to run upkeep after: it runs the batch itself.
+  for (int n = 0; n < static_cast<int>(Index::kWaitingDocs) + 3; ++n) {
+    testing::write_file(maildir() / "new" / ("1700000000.d" + std::to_string(n) + ".host"),
+                        message("dropped", "dropin" + std::to_string(n) + "z\r\n"));
+  }
+  ASSERT_TRUE(user->sync());
+  EXPECT_EQ(waiting(), 0);
+  const std::vector<Uid> dropped = find("ropin7z");  // UIDs go by file name
+  ASSERT_EQ(dropped.size(), 1u);
+  EXPECT_GT(dropped[0], last);
 }
 
 // Expunged texts leave the trigram index later (search_purge), in bounded

@@ -10,6 +10,7 @@
 #include <unordered_set>
 #include <utility>
 
+#include "base/log.h"
 #include "mime/cache_record.h"
 #include "store/maildir/maildir_user_store.h"
 #include "store/maildir/names.h"
@@ -565,6 +566,16 @@ Result<void> MaildirUserStore::sync_row(const MailboxRow& stale) {
     }
     if (auto r = index_->set_scan_mtimes(row.id, cur_mark, new_mark); !r) {
       return r;
+    }
+    // An adoption has no reply of its own that index_upkeep runs after: the
+    // records it leaves waiting (up to Index::kMostWaitingDocs with the
+    // server's setting) join the index in its transaction. A batch that
+    // fails does not fail the sync (the records keep waiting).
+    if (options_.full_text_index && !adopted.empty()) {
+      if (auto r = index_->index_waiting_docs(static_cast<std::int64_t>(Index::kWaitingDocs)); !r) {
+        base::log(base::LogLevel::kWarn, "search_index_batch_failed",
+                  {{"user", user_}, {"reason", r.error().message}});
+      }
     }
     if (auto r = tx->commit(); !r) {
       return r;
