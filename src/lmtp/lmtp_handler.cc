@@ -345,12 +345,8 @@ class LmtpSession final : public service::ConnectionDriver {
     // its next message; the contexts are held until this connection's
     // queued work is done (finish()).
     for (std::string_view user : started) {
-      handler_.pool_.post(user, [context = held_.at(std::string(user)).get()] {
-        if (auto r = context->store().index_upkeep(); !r) {
-          base::log(base::LogLevel::kWarn, "index_upkeep_failed",
-                    {{"user", context->store().user()}, {"error", r.error().message}});
-        }
-      });
+      handler_.pool_.post(
+          user, [context = held_.at(std::string(user)).get()] { context->store().index_upkeep(); });
     }
     co_return true;
   }

@@ -10,7 +10,6 @@
 #include <variant>
 
 #include "base/ascii.h"
-#include "base/log.h"
 #include "net/notifier.h"
 #include "service/session_driver.h"
 #include "session/user_registry.h"
@@ -248,12 +247,7 @@ class ImapDriver final : public service::SessionDriver {
     if (context == nullptr || !ahead_.empty() || reader_->buffered() > 0) {
       return;
     }
-    pool().post(strand_key(), [context] {
-      if (auto r = context->store().index_upkeep(); !r) {
-        base::log(base::LogLevel::kWarn, "index_upkeep_failed",
-                  {{"user", context->store().user()}, {"error", r.error().message}});
-      }
-    });
+    pool().post(strand_key(), [context] { context->store().index_upkeep(); });
   }
 
   // Frames commands behind the last one framed while that is an APPEND,

@@ -196,9 +196,9 @@ class UserStore {
   virtual base::Result<SearchIndexStats> rebuild_search_index() = 0;
   // Work a change left for later to keep its reply's path short (the
   // full-text index's batch). The server runs it on the user's strand after
-  // replying; it is cheap when nothing is due, and losing it (a crash) only
-  // leaves it due.
-  virtual base::Result<void> index_upkeep() { return {}; }
+  // replying; it is cheap when nothing is due, and losing it (a crash, a
+  // failure, which the store logs) only leaves it due.
+  virtual void index_upkeep() {}
 
   // Folds in changes other programs made to the user's mail (new files,
   // flags changed by renaming, files removed, folders created or removed)

@@ -91,7 +91,7 @@ class MaildirUserStore final : public UserStore {
                                                               const TextQuery& query) override;
   base::Result<SearchIndexStats> search_index_stats() override;
   base::Result<SearchIndexStats> rebuild_search_index() override;
-  base::Result<void> index_upkeep() override;
+  void index_upkeep() override;
 
   // The Maildir directory (for tests and tools).
   const std::filesystem::path& maildir() const { return maildir_; }

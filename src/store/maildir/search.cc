@@ -105,21 +105,27 @@ Result<SearchIndexStats> MaildirUserStore::rebuild_search_index() {
   return search_index_stats();
 }
 
-Result<void> MaildirUserStore::index_upkeep() {
+void MaildirUserStore::index_upkeep() {
   if (!options_.full_text_index) {
-    return {};
+    return;
   }
-  auto waiting = index_->waiting_count();
-  if (!waiting || *waiting < static_cast<std::int64_t>(Index::kWaitingDocs)) {
-    return waiting ? Result<void>() : std::unexpected(waiting.error());
+  auto done = [&]() -> Result<void> {
+    auto waiting = index_->waiting_count();
+    if (!waiting || *waiting < static_cast<std::int64_t>(Index::kWaitingDocs)) {
+      return waiting ? Result<void>() : std::unexpected(waiting.error());
+    }
+    // Its commit need not reach the disk before the next one does: lost, it
+    // leaves the records waiting (queries read them), and the next upkeep
+    // batches them again.
+    Index::QuickCommits quick(*index_);
+    return in_transaction(*index_, [&] {
+      return index_->index_waiting_docs(static_cast<std::int64_t>(Index::kWaitingDocs));
+    });
+  }();
+  if (!done) {
+    base::log(base::LogLevel::kWarn, "index_upkeep_failed",
+              {{"user", user_}, {"error", done.error().message}});
   }
-  // Its commit need not reach the disk before the next one does: lost, it
-  // leaves the records waiting (queries read them), and the next upkeep
-  // batches them again.
-  Index::QuickCommits quick(*index_);
-  return in_transaction(*index_, [&] {
-    return index_->index_waiting_docs(static_cast<std::int64_t>(Index::kWaitingDocs));
-  });
 }
 
 Result<void> MaildirUserStore::check_search_index() {

@@ -977,7 +977,7 @@ TEST_F(SearchIndexTest, RecordsWaitForUpkeepAndAreFoundMeanwhile) {
   EXPECT_EQ(scalar(db(), "SELECT count(*) FROM search_terms"), 0);
   EXPECT_EQ(find("niq7z"), std::vector<Uid>{7});
   EXPECT_EQ(find("niq4"), (std::vector<Uid>{4, 40}));
-  ASSERT_TRUE(user->index_upkeep());
+  user->index_upkeep();
   EXPECT_EQ(waiting(), 0);
   EXPECT_GT(scalar(db(), "SELECT count(*) FROM search_terms"), static_cast<std::int64_t>(first));
   EXPECT_EQ(scalar(db(), "SELECT count(*) FROM search_fts_docsize"), first);
@@ -985,7 +985,7 @@ TEST_F(SearchIndexTest, RecordsWaitForUpkeepAndAreFoundMeanwhile) {
   EXPECT_EQ(find("niq4"), (std::vector<Uid>{4, 40}));
   // Fewer than a batch: upkeep leaves them waiting.
   ASSERT_TRUE(add(first + 1));
-  ASSERT_TRUE(user->index_upkeep());
+  user->index_upkeep();
   EXPECT_EQ(waiting(), 1);
   // Upkeep never runs: the append that makes kMostWaitingDocs runs the batch.
   const Uid last = first + static_cast<Uid>(Index::kMostWaitingDocs);
