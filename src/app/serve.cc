@@ -72,8 +72,10 @@ int run_serve(const ServeArgs& args) {
   store_options.data_dir = settings->server.data_dir;
   store_options.max_message_size = settings->limits.max_literal_bytes;
   store_options.full_text_index = settings->search.fts;
-  // Sessions run the index's batches after their replies (index_upkeep).
-  store_options.index_upkeep_after_reply = true;
+  // Sessions run the index's batches after their replies (upkeep), and
+  // settle there the files of appends whose bytes the commit holds.
+  store_options.upkeep_after_reply = true;
+  store_options.settle_files_later = true;
   store::maildir::MaildirStore store(store_options);
   net::StoragePool pool(std::max(4u, settings->server.workers * 2));
   imap::UserRegistry users(store);

@@ -346,7 +346,7 @@ class LmtpSession final : public service::ConnectionDriver {
     // queued work is done (finish()).
     for (std::string_view user : started) {
       handler_.pool_.post(
-          user, [context = held_.at(std::string(user)).get()] { context->store().index_upkeep(); });
+          user, [context = held_.at(std::string(user)).get()] { context->store().upkeep(); });
     }
     co_return true;
   }

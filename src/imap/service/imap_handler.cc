@@ -51,7 +51,7 @@ bool is_command(const FramedCommand& command, std::initializer_list<std::string_
 bool is_append(const FramedCommand& command) { return is_command(command, {" APPEND "}); }
 
 // The commands that store term records, which the full-text index batches
-// later (UserStore::index_upkeep).
+// later (UserStore::upkeep).
 bool adds_messages(const FramedCommand& command) {
   return is_command(command, {" APPEND ", " COPY ", " MOVE ", " UID COPY ", " UID MOVE "});
 }
@@ -247,7 +247,7 @@ class ImapDriver final : public service::SessionDriver {
     if (context == nullptr || !ahead_.empty() || reader_->buffered() > 0) {
       return;
     }
-    pool().post(strand_key(), [context] { context->store().index_upkeep(); });
+    pool().post(strand_key(), [context] { context->store().upkeep(); });
   }
 
   // Frames commands behind the last one framed while that is an APPEND,

@@ -198,7 +198,7 @@ class UserStore {
   // full-text index's batch). The server runs it on the user's strand after
   // replying; it is cheap when nothing is due, and losing it (a crash, a
   // failure, which the store logs) only leaves it due.
-  virtual void index_upkeep() {}
+  virtual void upkeep() {}
 
   // Folds in changes other programs made to the user's mail (new files,
   // flags changed by renaming, files removed, folders created or removed)

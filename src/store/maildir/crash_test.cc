@@ -5,6 +5,7 @@
 // returned success is there.
 
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 
 #include <algorithm>
 #include <chrono>
@@ -173,6 +174,12 @@ class FaultFs : public ForwardingMaildirFs {
     }
     return target_.sync_dir(dir);
   }
+  base::Result<void> sync_file(const std::filesystem::path& path) override {
+    if (auto e = check(Op::kFileSync, path)) {
+      return std::unexpected(*e);
+    }
+    return target_.sync_file(path);
+  }
   base::Result<void> link(const std::filesystem::path& from,
                           const std::filesystem::path& to) override {
     if (auto e = check(Op::kLink, to)) {
@@ -235,6 +242,7 @@ struct FaultFsHolder {
 class MaildirCrashTest : public FaultFsHolder, public testing::StoreTest {
  public:
   MaildirCrashTest() : StoreTest(&fs) {}
+  explicit MaildirCrashTest(bool settle_files_later) : StoreTest(&fs, settle_files_later) {}
 
   // Runs `op`, which must crash; then "restarts": a new UserStore and a sync.
   template <typename F>
@@ -724,6 +732,176 @@ TEST_F(MaildirCrashTest, RenamedAppendWhoseCommitWasLostIsAdopted) {
   ASSERT_TRUE(body);
   EXPECT_EQ((*body)->read_all().value(), bytes);
   testing::expect_consistent(*user_, maildir());
+}
+
+// ---- Files settled after the commit (MaildirOptions::settle_files_later) ----
+
+class SettleLaterTest : public MaildirCrashTest {
+ public:
+  SettleLaterTest() : MaildirCrashTest(/*settle_files_later=*/true) {}
+
+  std::filesystem::path index_path() const {
+    return tmp_.path() / "data" / "alice" / "index.sqlite";
+  }
+  MaildirUserStore& store() { return dynamic_cast<MaildirUserStore&>(*user_); }
+
+  // Rows of unsettled_files, read through a connection of the test's own.
+  std::int64_t unsettled_rows() const { return unsettled_rows_in(index_path()); }
+  static std::int64_t unsettled_rows_in(const std::filesystem::path& db_path) {
+    sqlite3* db = nullptr;
+    EXPECT_EQ(sqlite3_open(db_path.c_str(), &db), SQLITE_OK);
+    sqlite3_stmt* stmt = nullptr;
+    std::int64_t value = -1;
+    if (sqlite3_prepare_v2(db, "SELECT count(*) FROM unsettled_files", -1, &stmt, nullptr) ==
+            SQLITE_OK &&
+        sqlite3_step(stmt) == SQLITE_ROW) {
+      value = sqlite3_column_int64(stmt, 0);
+    }
+    sqlite3_finalize(stmt);
+    sqlite3_close(db);
+    return value;
+  }
+
+  std::filesystem::path only_file(std::string_view mailbox) {
+    auto files = list(dir(mailbox) / "cur");
+    EXPECT_EQ(files.size(), 1u);
+    return files.empty() ? std::filesystem::path() : dir(mailbox) / "cur" / files.front();
+  }
+};
+
+TEST_F(SettleLaterTest, FileIsNamedAtOnceAndSettledLater) {
+  const std::string bytes = message("later");
+  fs.reset_calls();
+  Uid uid = append("INBOX", bytes);
+  ASSERT_EQ(uid, 1u);
+  // The bytes are in the index and in cur/, none in tmp/; no fsync yet.
+  EXPECT_EQ(store().unsettled_files(), 1u);
+  EXPECT_EQ(unsettled_rows(), 1);
+  EXPECT_EQ(read_file(only_file("INBOX")), bytes);
+  EXPECT_TRUE(list(maildir() / "tmp").empty());
+  fs.arm(Op::kFileSync, 0, "", /*crash=*/false);
+  fs.arm(Op::kSyncDir, 0, "", /*crash=*/false);
+  // A failed settle keeps the bytes; the next one settles.
+  EXPECT_FALSE(store().settle_files());
+  EXPECT_EQ(unsettled_rows(), 1);
+  EXPECT_EQ(store().unsettled_files(), 1u);
+  EXPECT_FALSE(store().settle_files());  // the directory's fsync fails now
+  EXPECT_EQ(unsettled_rows(), 1);
+  ASSERT_TRUE(store().settle_files());
+  EXPECT_EQ(store().unsettled_files(), 0u);
+  EXPECT_EQ(unsettled_rows(), 0);
+  EXPECT_EQ(read_file(only_file("INBOX")), bytes);
+  testing::expect_consistent(*user_, maildir());
+}
+
+// A crash took the file's bytes (written, never fsynced), or its name: the
+// open writes it back from the index, under its name, with its date.
+// One the crash left whole is fsynced where it is.
+TEST_F(SettleLaterTest, FileLostInACrashIsWrittenBack) {
+  enum class Lost { kNothing, kBytes, kName };
+  for (Lost lost : {Lost::kNothing, Lost::kBytes, Lost::kName}) {
+    const std::string what = lost == Lost::kNothing ? "nothing"
+                             : lost == Lost::kBytes ? "bytes"
+                                                    : "name";
+    SCOPED_TRACE(what + " lost");
+    const std::string bytes = message(what);
+    AppendMessage m = append_of(bytes, kFlagFlagged);
+    m.internal_date = InternalDate{1600000000, 0};
+    auto r = user_->append("Archive", m);
+    ASSERT_TRUE(r);
+    // The state a crash leaves: the index as committed, and the file as the
+    // disk kept it. The store is copied while open (the WAL with it).
+    const std::filesystem::path crashed = tmp_.path() / ("crash-" + what);
+    std::filesystem::copy(tmp_.path() / "data", crashed, std::filesystem::copy_options::recursive);
+    const std::filesystem::path archive = crashed / "alice" / "Maildir" / ".Archive" / "cur";
+    ASSERT_EQ(list(archive).size(), 1u);
+    const std::filesystem::path file = archive / list(archive).front();
+    // A copy is dated now; the crash would have kept the file's date.
+    std::filesystem::last_write_time(
+        file, std::filesystem::last_write_time(dir("Archive") / "cur" / file.filename()));
+    if (lost == Lost::kName) {
+      std::filesystem::remove(file);
+    } else if (lost == Lost::kBytes) {
+      std::filesystem::resize_file(file, 0);
+    }
+    const std::uint64_t inode = lost == Lost::kName ? 0 : real_maildir_fs().stat(file)->inode;
+    MaildirOptions options;
+    options.data_dir = crashed;
+    options.host_name = "test.host";
+    MaildirStore restarted(options);
+    auto opened = restarted.open_user("alice");
+    ASSERT_TRUE(opened) << opened.error().message;
+    EXPECT_EQ(unsettled_rows_in(crashed / "alice" / "index.sqlite"), 0);
+    ASSERT_EQ(list(archive).size(), 1u);
+    EXPECT_EQ(list(archive).front(), file.filename().string());
+    EXPECT_EQ(read_file(file), bytes);
+    auto stat = real_maildir_fs().stat(file);
+    ASSERT_TRUE(stat);
+    EXPECT_EQ(stat->mtime_ns, 1600000000LL * 1'000'000'000);
+    EXPECT_EQ(stat->inode == inode, lost == Lost::kNothing);
+    EXPECT_TRUE(list(crashed / "alice" / "Maildir" / ".Archive" / "tmp").empty());
+    ASSERT_TRUE((*opened)->sync());
+    auto snapshot = (*opened)->open_mailbox("Archive");
+    ASSERT_TRUE(snapshot);
+    ASSERT_EQ(snapshot->messages.size(), 1u);
+    EXPECT_EQ(snapshot->messages[0].uid, r->uid);
+    EXPECT_EQ(snapshot->messages[0].flags, kFlagFlagged);
+    testing::expect_consistent(**opened, crashed / "alice" / "Maildir");
+    ASSERT_TRUE(store().settle_files());
+    ASSERT_TRUE(user_->remove_messages("Archive", UidSet{r->uid}));
+  }
+}
+
+// The commit holds the message before its file has a name: a crash at any
+// step before the commit leaves nothing, and one after it (the rename into
+// cur/) leaves the message, written back from the index at the open.
+TEST_F(SettleLaterTest, CrashAtEveryStepOfAppend) { crash_at_every_step_of_append(5); }
+
+TEST_F(SettleLaterTest, CommittedBytesGoWithTheirMessage) {
+  Uid a = append("INBOX", message("a"));
+  Uid b = append("INBOX", message("b"));
+  EXPECT_EQ(unsettled_rows(), 2);
+  // A removal without flags (POP3's) takes the bytes with the row.
+  ASSERT_TRUE(user_->remove_messages("INBOX", UidSet{a}));
+  EXPECT_EQ(unsettled_rows(), 1);
+  reopen();
+  sync();
+  auto ms = metas("INBOX");
+  ASSERT_EQ(ms.size(), 1u);
+  EXPECT_EQ(ms[0].uid, b);
+  EXPECT_EQ(unsettled_rows(), 0);  // settled at the close
+  testing::expect_consistent(*user_, maildir());
+}
+
+// Whatever renames or links a message file settles the waiting ones first.
+TEST_F(SettleLaterTest, FlagsCopyAndMoveSettleFirst) {
+  Uid a = append("INBOX", message("a"));
+  FlagUpdate seen;
+  seen.flags = kFlagSeen;
+  ASSERT_TRUE(user_->update_flags("INBOX", UidSet{a}, seen));
+  EXPECT_EQ(unsettled_rows(), 0);
+  Uid b = append("INBOX", message("b"));
+  ASSERT_TRUE(user_->copy("INBOX", UidSet{b}, "Archive"));
+  EXPECT_EQ(unsettled_rows(), 0);
+  Uid c = append("INBOX", message("c"));
+  ASSERT_TRUE(user_->move("INBOX", UidSet{c}, "Trash"));
+  EXPECT_EQ(unsettled_rows(), 0);
+  append("INBOX", message("d"));
+  ASSERT_TRUE(user_->rename_mailbox("Archive", "Old"));
+  EXPECT_EQ(unsettled_rows(), 0);
+  testing::expect_consistent(*user_, maildir());
+}
+
+TEST_F(SettleLaterTest, UpkeepSettlesFromThirtyTwoFiles) {
+  for (std::size_t i = 0; i + 1 < kSettleAt; ++i) {
+    append("INBOX", message("m" + std::to_string(i)));
+  }
+  user_->upkeep();
+  EXPECT_EQ(store().unsettled_files(), kSettleAt - 1);
+  append("INBOX", message("last"));
+  user_->upkeep();
+  EXPECT_EQ(store().unsettled_files(), 0u);
+  EXPECT_EQ(unsettled_rows(), 0);
 }
 
 }  // namespace

@@ -163,6 +163,21 @@ DROP TRIGGER IF EXISTS search_terms_insert;
 DROP TRIGGER IF EXISTS search_docs_insert;
 DROP TRIGGER IF EXISTS search_docs_delete;
 )sql",
+    // 7 -> 8: files settled after the reply. An append whose file is not
+    // yet fsynced keeps the message's bytes here, committed with its row,
+    // until its file and cur/ are (MaildirUserStore::settle_files); the
+    // open writes back the file of every row left here by a crash. The
+    // rows follow their message (a cascade), and go with it.
+    R"sql(
+CREATE TABLE IF NOT EXISTS unsettled_files (
+  mailbox_id INTEGER NOT NULL,
+  uid INTEGER NOT NULL,
+  bytes BLOB NOT NULL,
+  PRIMARY KEY (mailbox_id, uid),
+  FOREIGN KEY (mailbox_id, uid) REFERENCES messages(mailbox_id, uid)
+    ON DELETE CASCADE ON UPDATE CASCADE
+);
+)sql",
 };
 static_assert(std::size(kMigrations) == kIndexSchemaVersion);
 
@@ -572,6 +587,54 @@ Result<void> Index::insert_message(std::int64_t mailbox_id, const MessageRow& ro
              [&](Statement& s) {
                s.bind(1, mailbox_id).bind(2, row.meta.uid).bind_blob(3, *cache_record);
              });
+}
+
+Result<void> Index::insert_unsettled(std::int64_t mailbox_id, Uid uid, std::string_view bytes) {
+  return run(*db_, "INSERT INTO unsettled_files (mailbox_id, uid, bytes) VALUES (?1, ?2, ?3)",
+             [&](Statement& s) { s.bind(1, mailbox_id).bind(2, uid).bind_blob(3, bytes); });
+}
+
+Result<std::vector<UnsettledFile>> Index::unsettled_files() {
+  return collect<UnsettledFile>(
+      *db_,
+      "SELECT u.mailbox_id, u.uid, b.name, m.base_name, m.file_name, m.internal_date "
+      "FROM unsettled_files u JOIN messages m USING (mailbox_id, uid) "
+      "JOIN mailboxes b ON b.id = u.mailbox_id ORDER BY u.rowid",
+      [](Statement&) {},
+      [](const Statement& s) {
+        UnsettledFile f;
+        f.mailbox_id = s.column_int(0);
+        f.uid = static_cast<Uid>(s.column_int(1));
+        f.mailbox = std::string(s.column_text(2));
+        f.base_name = std::string(s.column_text(3));
+        f.file_name = std::string(s.column_text(4));
+        f.internal_date = s.column_int(5);
+        return f;
+      });
+}
+
+Result<std::string> Index::unsettled_bytes(std::int64_t mailbox_id, Uid uid) {
+  std::optional<std::string> bytes;
+  auto r = each_row(
+      *db_, "SELECT bytes FROM unsettled_files WHERE mailbox_id = ?1 AND uid = ?2",
+      [&](Statement& s) { s.bind(1, mailbox_id).bind(2, uid); },
+      [&](const Statement& s) {
+        bytes = std::string(s.column_blob(0));
+        return false;
+      });
+  if (!r) {
+    return std::unexpected(r.error());
+  }
+  if (!bytes) {
+    return base::fail(base::MailError::kNotFound,
+                      "no unsettled file for UID " + std::to_string(uid));
+  }
+  return std::move(*bytes);
+}
+
+Result<void> Index::forget_unsettled(std::int64_t mailbox_id, Uid uid) {
+  return run(*db_, "DELETE FROM unsettled_files WHERE mailbox_id = ?1 AND uid = ?2",
+             [&](Statement& s) { s.bind(1, mailbox_id).bind(2, uid); });
 }
 
 Result<void> Index::copy_cache_record(std::int64_t from_mailbox, Uid from_uid,

@@ -32,7 +32,7 @@
 
 namespace peregrine::store::maildir {
 
-inline constexpr int kIndexSchemaVersion = 7;
+inline constexpr int kIndexSchemaVersion = 8;
 
 struct MailboxRow {
   std::int64_t id = 0;
@@ -52,6 +52,17 @@ struct MessageRow {
   MessageMeta meta;
   std::string base_name;  // the file's name up to ':'; unique in its mailbox
   std::string file_name;  // the file's current name in cur/
+};
+
+// A message whose file is not yet settled (fsynced, and cur/ with it): its
+// bytes wait in the index (Index::unsettled_bytes) until it is.
+struct UnsettledFile {
+  std::int64_t mailbox_id = 0;
+  Uid uid = 0;
+  std::string mailbox;  // its canonical name now
+  std::string base_name;
+  std::string file_name;           // its name in cur/ now
+  std::int64_t internal_date = 0;  // seconds: the file's date
 };
 
 // An entry of the journal: a rename of `from` to `to`, or, when `to` is
@@ -174,6 +185,13 @@ class Index {
   // take the source's with copy_cache_record instead).
   base::Result<void> insert_message(std::int64_t mailbox_id, const MessageRow& row,
                                     std::optional<std::string_view> cache_record);
+  // Keeps a message's bytes until its file is settled (forget_unsettled).
+  base::Result<void> insert_unsettled(std::int64_t mailbox_id, Uid uid, std::string_view bytes);
+  // The messages whose bytes wait, oldest first, without the bytes.
+  base::Result<std::vector<UnsettledFile>> unsettled_files();
+  // One waiting message's bytes; kNotFound when none wait for it.
+  base::Result<std::string> unsettled_bytes(std::int64_t mailbox_id, Uid uid);
+  base::Result<void> forget_unsettled(std::int64_t mailbox_id, Uid uid);
   // Copies the cache record of one message to another (copy/move).
   base::Result<void> copy_cache_record(std::int64_t from_mailbox, Uid from_uid,
                                        std::int64_t to_mailbox, Uid to_uid);
@@ -222,7 +240,7 @@ class Index {
   base::Result<std::int64_t> waiting_count();
   // How many records wait before the change that stores one more runs the
   // batch itself (kWaitingDocs unless set). A store whose caller runs the
-  // batch after replying (UserStore::index_upkeep) sets kMostWaitingDocs, so
+  // batch after replying (UserStore::upkeep) sets kMostWaitingDocs, so
   // that a change runs it only when upkeep has fallen behind.
   void set_batch_at(std::size_t waiting);
   // Drops the word index and the vocabulary and indexes every term record
@@ -327,5 +345,19 @@ base::Result<void> register_search_functions(Database& db, const RecentColumns* 
 // contain one).
 std::string join_keywords(const std::vector<std::string>& keywords);
 std::vector<std::string> split_keywords(std::string_view text);
+
+// Runs `step` in a transaction of its own: committed when it succeeds,
+// rolled back when it fails.
+template <typename Step>
+base::Result<void> in_transaction(Index& index, Step step) {
+  auto tx = index.begin();
+  if (!tx) {
+    return std::unexpected(tx.error());
+  }
+  if (auto r = step(); !r) {
+    return r;
+  }
+  return tx->commit();
+}
 
 }  // namespace peregrine::store::maildir

@@ -169,6 +169,20 @@ class PosixMaildirFs final : public MaildirFs {
     return {};
   }
 
+  base::Result<void> sync_file(const std::filesystem::path& path) override {
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+      return fail_errno("open", path, errno);
+    }
+    const int synced = ::fsync(fd);
+    const int err = errno;
+    ::close(fd);
+    if (synced != 0) {
+      return fail_errno("fsync", path, err);
+    }
+    return {};
+  }
+
   base::Result<bool> write_unnamed(const std::filesystem::path& to, std::string_view bytes,
                                    std::int64_t mtime_seconds) override {
     if (!unnamed_.load(std::memory_order_relaxed)) {
@@ -245,10 +259,22 @@ MaildirFs& real_maildir_fs() {
 
 std::vector<base::Result<void>> remove_files(MaildirFs& fs,
                                              std::span<const std::filesystem::path> paths) {
+  return for_each_file(paths, [&fs](const std::filesystem::path& path) { return fs.remove(path); });
+}
+
+std::vector<base::Result<void>> sync_files(MaildirFs& fs,
+                                           std::span<const std::filesystem::path> paths) {
+  return for_each_file(paths,
+                       [&fs](const std::filesystem::path& path) { return fs.sync_file(path); });
+}
+
+std::vector<base::Result<void>> for_each_file(
+    std::span<const std::filesystem::path> paths,
+    const std::function<base::Result<void>(const std::filesystem::path&)>& op) {
   std::vector<base::Result<void>> results(paths.size());
   if (paths.size() < kParallelRemoveMin) {
     for (std::size_t i = 0; i < paths.size(); ++i) {
-      results[i] = fs.remove(paths[i]);
+      results[i] = op(paths[i]);
     }
     return results;
   }
@@ -262,7 +288,7 @@ std::vector<base::Result<void>> remove_files(MaildirFs& fs,
   auto work = [&] {
     for (std::size_t i = next++; i < paths.size(); i = next++) {
       try {
-        results[i] = fs.remove(paths[i]);
+        results[i] = op(paths[i]);
       } catch (...) {
         std::lock_guard lock(error_mu);
         if (!error) {

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -43,6 +44,8 @@ class MaildirFs : public base::FileSystem {
   virtual base::Result<std::unique_ptr<Body>> open_body(const std::filesystem::path& path) = 0;
   // Sets a file's modification (and access) time, in seconds since the epoch.
   virtual base::Result<void> set_mtime(const std::filesystem::path& path, std::int64_t seconds) = 0;
+  // fsync(2) of an existing file, by its path.
+  virtual base::Result<void> sync_file(const std::filesystem::path& path) = 0;
   // Creates the file `to` holding `bytes`, dated `mtime_seconds`, durable
   // before it has a name: an unnamed file in `to`'s directory (O_TMPFILE) is
   // written, dated and fsynced, then linked as `to`. No reader ever sees it
@@ -69,6 +72,13 @@ MaildirFs& real_maildir_fs();
 inline constexpr std::size_t kParallelRemoveMin = 16;
 std::vector<base::Result<void>> remove_files(MaildirFs& fs,
                                              std::span<const std::filesystem::path> paths);
+// The same with fs.sync_file(): each fsync waits for the device too.
+std::vector<base::Result<void>> sync_files(MaildirFs& fs,
+                                           std::span<const std::filesystem::path> paths);
+// op() for every path, as remove_files() runs fs.remove().
+std::vector<base::Result<void>> for_each_file(
+    std::span<const std::filesystem::path> paths,
+    const std::function<base::Result<void>(const std::filesystem::path&)>& op);
 
 // Forwards every call to `target`; tests derive from it and override the
 // step they want to fail.
@@ -118,6 +128,9 @@ class ForwardingMaildirFs : public MaildirFs {
   }
   base::Result<void> set_mtime(const std::filesystem::path& path, std::int64_t seconds) override {
     return target_.set_mtime(path, seconds);
+  }
+  base::Result<void> sync_file(const std::filesystem::path& path) override {
+    return target_.sync_file(path);
   }
   base::Result<bool> write_unnamed(const std::filesystem::path& to, std::string_view bytes,
                                    std::int64_t mtime_seconds) override {

@@ -39,10 +39,18 @@ struct MaildirOptions {
   bool full_text_index = true;
   // Whether the full-text index's batches (the waiting records' terms into
   // the vocabulary, the records into the word index) are left to
-  // UserStore::index_upkeep, which the server runs after it has replied; a
+  // UserStore::upkeep, which the server runs after it has replied; a
   // change then runs a batch itself only when Index::kMostWaitingDocs
   // records wait. Off, every Index::kWaitingDocs-th change runs it.
-  bool index_upkeep_after_reply = false;
+  bool upkeep_after_reply = false;
+  // Whether an append of messages up to kSettleLaterBytes commits their
+  // bytes in the index with their rows, writes their files without fsync,
+  // and leaves the files' fsyncs (and cur/'s) to MaildirUserStore::
+  // settle_files: UserStore::upkeep after the reply, an append when many
+  // wait, the close. The reply then waits for one fsync (the commit's)
+  // instead of two in a row (the file's, then the commit's beside cur/'s);
+  // the open writes back the file of every message a crash left waiting.
+  bool settle_files_later = false;
   // How long an index write waits for another process's lock.
   int busy_timeout_ms = 5000;
 };

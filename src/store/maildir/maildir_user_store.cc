@@ -122,7 +122,7 @@ Result<std::unique_ptr<MaildirUserStore>> MaildirUserStore::open(std::string use
   if (auto r = fs.set_mode(index_path, 0600); !r) {
     return std::unexpected(r.error());
   }
-  if (options.index_upkeep_after_reply) {
+  if (options.upkeep_after_reply) {
     (*index)->set_batch_at(Index::kMostWaitingDocs);
   }
   MaildirOptions resolved = options;
@@ -133,6 +133,10 @@ Result<std::unique_ptr<MaildirUserStore>> MaildirUserStore::open(std::string use
     return std::unexpected(r.error());
   }
   if (auto r = store->replay_journal(/*removals=*/true); !r) {
+    return std::unexpected(r.error());
+  }
+  // Before any sync could take a message whose file a crash lost for gone.
+  if (auto r = store->restore_unsettled_files(); !r) {
     return std::unexpected(r.error());
   }
   if (auto r = store->initialize(); !r) {
@@ -358,12 +362,25 @@ Result<void> MaildirUserStore::replay_journal(bool removals) {
 }
 
 Result<void> MaildirUserStore::finish_removals() {
+  if (unsettled_count_ > 0) {
+    if (auto r = settle_files(); !r) {
+      return r;
+    }
+  }
   removals_.wait();
   (void)removals_.take_done();  // replay_journal deletes every entry
   return replay_journal(true);
 }
 
+void MaildirUserStore::upkeep() {
+  run_due_index_batch();
+  settle_files_when_due(/*bound=*/false);
+}
+
 MaildirUserStore::~MaildirUserStore() {
+  // Best effort, as everything here: what is left unsettled, the next open
+  // writes back.
+  settle_files_if_any();
   removals_.wait();
   std::vector<std::int64_t> done = removals_.take_done();
   if (done.empty()) {
@@ -422,6 +439,22 @@ Result<void> MaildirUserStore::write_message_file(const std::filesystem::path& d
                                                   const std::filesystem::path& cur_path,
                                                   std::string_view bytes,
                                                   std::int64_t mtime_seconds) {
+  auto tmp = write_tmp_file(dir, base_name, bytes, mtime_seconds, /*sync=*/true);
+  if (!tmp) {
+    return std::unexpected(tmp.error());
+  }
+  if (auto r = fs_.rename(*tmp, cur_path); !r) {
+    (void)fs_.remove(*tmp);
+    return r;
+  }
+  return {};
+}
+
+Result<std::filesystem::path> MaildirUserStore::write_tmp_file(const std::filesystem::path& dir,
+                                                               std::string_view base_name,
+                                                               std::string_view bytes,
+                                                               std::int64_t mtime_seconds,
+                                                               bool sync) {
   std::filesystem::path tmp = tmp_dir(dir) / std::string(base_name);
   auto file = fs_.create_exclusive(tmp, 0600);
   if (!file) {
@@ -437,20 +470,19 @@ Result<void> MaildirUserStore::write_message_file(const std::filesystem::path& d
     if (auto r = fs_.set_mtime(tmp, mtime_seconds); !r) {
       return r;
     }
-    if (auto r = (*file)->sync(); !r) {
-      return r;
+    if (sync) {
+      if (auto r = (*file)->sync(); !r) {
+        return r;
+      }
     }
-    if (auto r = (*file)->close(); !r) {
-      return r;
-    }
-    return fs_.rename(tmp, cur_path);
+    return (*file)->close();
   };
   if (auto r = write(); !r) {
     file->reset();
     (void)fs_.remove(tmp);
-    return r;
+    return std::unexpected(r.error());
   }
-  return {};
+  return tmp;
 }
 
 }  // namespace peregrine::store::maildir

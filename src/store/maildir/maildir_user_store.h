@@ -6,10 +6,13 @@
 //   mailboxes.cc            list, create, delete, rename, subscribe, status
 //   messages.cc             append, flags, expunge, copy, move, bodies, changes
 //   sync.cc                 folding in what other programs did
+//   settle.cc               files whose bytes wait in the index
 //
 // Every write follows the order in docs/formats/maildir-store.md: the files
 // are made durable first, the index commits last, and only then do the call
-// return success and the listeners hear of it.
+// return success and the listeners hear of it. An append with
+// MaildirOptions::settle_files_later reverses the first two: the index
+// commits the message's bytes with its row, and its file is fsynced later.
 
 #include <cstdint>
 #include <filesystem>
@@ -91,7 +94,17 @@ class MaildirUserStore final : public UserStore {
                                                               const TextQuery& query) override;
   base::Result<SearchIndexStats> search_index_stats() override;
   base::Result<SearchIndexStats> rebuild_search_index() override;
-  void index_upkeep() override;
+  // The index's batch when one is due, then settle_files() when enough
+  // files wait.
+  void upkeep() override;
+  // Makes every file whose bytes wait in the index durable (the files, then
+  // their cur/ directories), then lets the index forget the bytes. A file
+  // found missing keeps its bytes (a sync expunges its message, or the next
+  // open writes it back). Also run at close, and before anything renames or
+  // links a message file (flags, copy, move, folder renames and deletes).
+  base::Result<void> settle_files();
+  // Files whose bytes wait in the index (for tests and tools).
+  std::size_t unsettled_files() const { return unsettled_count_; }
 
   // The Maildir directory (for tests and tools).
   const std::filesystem::path& maildir() const { return maildir_; }
@@ -125,7 +138,8 @@ class MaildirUserStore final : public UserStore {
   // directories touched and deletes the entries done.
   base::Result<void> replay_journal(bool removals);
   // Before a folder is renamed or deleted, which would move files the
-  // journal names: waits for the running removals and does the rest.
+  // journal names: settles the files that wait (settle_files), waits for
+  // the running removals and does the rest.
   base::Result<void> finish_removals();
   // A new UIDVALIDITY (Index::take_uidvalidity), inside the caller's
   // transaction, recorded in the Maildir before the caller commits.
@@ -142,6 +156,12 @@ class MaildirUserStore final : public UserStore {
                                         std::string_view base_name,
                                         const std::filesystem::path& cur_path,
                                         std::string_view bytes, std::int64_t mtime_seconds);
+  // Writes `bytes` to tmp/`base_name` of `dir`, dated, fsynced only with
+  // `sync`; returns its path. Nothing is left behind on failure.
+  base::Result<std::filesystem::path> write_tmp_file(const std::filesystem::path& dir,
+                                                     std::string_view base_name,
+                                                     std::string_view bytes,
+                                                     std::int64_t mtime_seconds, bool sync);
   // The same for a name no file has yet (a new message's): an unnamed file
   // linked in place (MaildirFs::write_unnamed) where the filesystem has
   // them, else write_message_file().
@@ -190,7 +210,23 @@ class MaildirUserStore final : public UserStore {
   base::Result<std::string> new_mailbox_name(std::string_view name);
   base::Result<void> rename_inbox(std::string_view to);
 
+  // ---- settle.cc ----
+  // At open: writes back (tmp/, fsync, rename over) the file of every
+  // message whose bytes a crash left waiting in the index, then lets the
+  // index forget them.
+  base::Result<void> restore_unsettled_files();
+  // settle_files() when any file waits; a failure is logged, and leaves
+  // the bytes in the index.
+  void settle_files_if_any();
+  // settle_files() when upkeep has enough to settle (kSettleAt files or
+  // kSettleAtBytes), or with `bound` when an append has let too many wait
+  // (kMostUnsettled files or kMostUnsettledBytes).
+  void settle_files_when_due(bool bound);
+
   // ---- search.cc ----
+  // The word index's batch, in a commit without fsync, when at least
+  // Index::kWaitingDocs records wait (upkeep).
+  void run_due_index_batch();
   // At open, with the index on: rebuilds a missing or damaged word index
   // from the term records, then indexes the messages that have no record yet.
   base::Result<void> check_search_index();
@@ -238,7 +274,21 @@ class MaildirUserStore final : public UserStore {
   ListenerRegistry listeners_;
   std::int64_t root_mtime_ns_ = 0;  // of the Maildir at the last folder scan; 0: rescan
   std::set<std::int64_t> tmp_cleaned_;
+  // Files appended with settle_files_later not yet settled, and their bytes.
+  std::size_t unsettled_count_ = 0;
+  std::uint64_t unsettled_bytes_ = 0;
 };
+
+// The largest message whose file an append settles later (larger ones are
+// fsynced before the commit, as without settle_files_later: their bytes
+// would be written three times, to the WAL, the index and the file).
+inline constexpr std::size_t kSettleLaterBytes = 1024 * 1024;
+// Upkeep settles the waiting files from this many (or bytes) on.
+inline constexpr std::size_t kSettleAt = 32;
+inline constexpr std::uint64_t kSettleAtBytes = 4 * 1024 * 1024;
+// An append settles them itself from this many (or bytes) on.
+inline constexpr std::size_t kMostUnsettled = 256;
+inline constexpr std::uint64_t kMostUnsettledBytes = 32 * 1024 * 1024;
 
 // ---- Shared by the .cc files ----
 

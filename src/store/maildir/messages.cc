@@ -144,9 +144,25 @@ Result<AppendResult> MaildirUserStore::append(std::string_view mailbox,
     }
   }
 
+  // Settled later (MaildirOptions::settle_files_later, settle.cc): each
+  // file is written to tmp/ without an fsync, the commit holds its bytes
+  // with its row, and only then is it named in cur/.
+  const bool later = options_.settle_files_later &&
+                     std::all_of(prepared.begin(), prepared.end(), [](const Prepared& p) {
+                       return p.bytes.size() <= kSettleLaterBytes;
+                     });
+  std::vector<std::filesystem::path> in_tmp;  // settled later: written, not yet named
+  in_tmp.reserve(prepared.size());
+  auto remove_in_tmp = [&](std::size_t from) {
+    for (std::size_t i = from; i < in_tmp.size(); ++i) {
+      (void)fs_.remove(in_tmp[i]);
+    }
+  };
+
   // On a sync thread: tmp/ -> fsync -> cur/ for every message, then tell
   // the strand (`renamed`), then fsync cur/ (the task's result). `written`
   // lists the files in cur/; a failure removes the failed message's file.
+  // Settled later, only tmp/ (`in_tmp`), and the task ends there.
   std::vector<std::filesystem::path> written;
   written.reserve(prepared.size());
   std::promise<Result<void>> renamed_promise;
@@ -154,6 +170,16 @@ Result<AppendResult> MaildirUserStore::append(std::string_view mailbox,
   auto files = sync_threads().run([&]() -> Result<void> {
     try {
       for (const Prepared& p : prepared) {
+        if (later) {
+          auto tmp = write_tmp_file(dir, p.row.base_name, p.bytes, p.row.meta.internal_date.seconds,
+                                    /*sync=*/false);
+          if (!tmp) {
+            renamed_promise.set_value(std::unexpected(tmp.error()));
+            return std::unexpected(tmp.error());
+          }
+          in_tmp.push_back(std::move(*tmp));
+          continue;
+        }
         if (auto r = create_message_file(dir, p.row.base_name, p.target, p.bytes,
                                          p.row.meta.internal_date.seconds);
             !r) {
@@ -167,7 +193,7 @@ Result<AppendResult> MaildirUserStore::append(std::string_view mailbox,
       throw;
     }
     renamed_promise.set_value({});
-    return fs_.sync_dir(cur);
+    return later ? Result<void>() : fs_.sync_dir(cur);
   });
   // The task refers to this frame: wait for it on every way out (an
   // exception included), not only where its result is read.
@@ -240,6 +266,11 @@ Result<AppendResult> MaildirUserStore::append(std::string_view mailbox,
       if (auto r = index_->insert_message(current->id, p.row, p.record); !r) {
         return r;
       }
+      if (later) {
+        if (auto r = index_->insert_unsettled(current->id, p.row.meta.uid, p.bytes); !r) {
+          return r;
+        }
+      }
     }
     if (texts.valid()) {
       texts.get();
@@ -272,30 +303,53 @@ Result<AppendResult> MaildirUserStore::append(std::string_view mailbox,
     result.uidvalidity = current->uidvalidity;
     return {};
   }();
-  // Every file is in cur/ before the commit starts.
+  // Every file is in cur/ (settled later: in tmp/) before the commit starts.
   Result<void> filed = renamed.get();
   if (!staged || !filed) {
     tx.reset();  // rolls back
     (void)files.get();
     remove_written();
+    remove_in_tmp(0);
     return std::unexpected(!filed ? filed.error() : staged.error());
   }
-
-  // The strand commits while the sync thread fsyncs cur/.
-  Result<void> committed = tx->commit();
-  tx.reset();
-  Result<void> synced = files.get();
-  if (!committed) {
-    remove_written();
-    return std::unexpected(committed.error());
-  }
-  if (!synced) {
+  auto undo = [&](const base::Error& error) {
     std::vector<Uid> uids;
     for (const Prepared& p : prepared) {
       uids.push_back(p.row.meta.uid);
     }
     undo_committed_append(*row, uids, written);
-    return std::unexpected(synced.error());
+    return std::unexpected(error);
+  };
+
+  // The strand commits (while, unless the files are settled later, the
+  // sync thread fsyncs cur/).
+  Result<void> committed = tx->commit();
+  tx.reset();
+  if (later) {
+    (void)files.get();  // it ended with `renamed`
+    // Durable with the commit; named now, settled later.
+    if (!committed) {
+      remove_in_tmp(0);
+      return std::unexpected(committed.error());
+    }
+    for (std::size_t i = 0; i < prepared.size(); ++i) {
+      if (auto r = fs_.rename(in_tmp[i], prepared[i].target); !r) {
+        remove_in_tmp(i);
+        return undo(r.error());
+      }
+      written.push_back(prepared[i].target);
+      unsettled_bytes_ += prepared[i].bytes.size();
+    }
+    unsettled_count_ += prepared.size();
+  } else {
+    Result<void> synced = files.get();
+    if (!committed) {
+      remove_written();
+      return std::unexpected(committed.error());
+    }
+    if (!synced) {
+      return undo(synced.error());
+    }
   }
   std::vector<MessageMeta> appended;
   appended.reserve(prepared.size());
@@ -304,6 +358,9 @@ Result<AppendResult> MaildirUserStore::append(std::string_view mailbox,
     appended.push_back(std::move(p.row.meta));
   }
   listeners_.publish_appended(static_cast<std::uint64_t>(row->id), appended);
+  if (later) {
+    settle_files_when_due(/*bound=*/true);
+  }
   return result;
 }
 
@@ -360,6 +417,13 @@ Result<FlagUpdateResult> MaildirUserStore::update_flags(std::string_view mailbox
   }
   FlagUpdate normalized = update;
   normalized.keywords = std::move(*keywords);
+  // A file not yet fsynced keeps its one name until it is: the bytes in
+  // the index are written back under the name the index has.
+  if (unsettled_count_ > 0) {
+    if (auto r = settle_files(); !r) {
+      return std::unexpected(r.error());
+    }
+  }
   for (int attempt = 0;; ++attempt) {
     auto row = require_mailbox(mailbox);
     if (!row) {
@@ -677,6 +741,12 @@ Result<CopyResult> MaildirUserStore::move(std::string_view source, const UidSet&
 
 Result<CopyResult> MaildirUserStore::copy_or_move(std::string_view source, const UidSet& uids,
                                                   std::string_view dest, bool move) {
+  // A link to a file not yet fsynced would outlive its bytes in a crash.
+  if (unsettled_count_ > 0) {
+    if (auto r = settle_files(); !r) {
+      return std::unexpected(r.error());
+    }
+  }
   for (int attempt = 0;; ++attempt) {
     auto src = require_mailbox(source);
     if (!src) {

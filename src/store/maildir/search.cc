@@ -19,20 +19,6 @@ constexpr std::size_t kFillBatch = 256;
 // Deleted texts unindexed per transaction at open.
 constexpr std::size_t kPurgeBatch = 256;
 
-// Runs `step` in a transaction of its own: committed when it succeeds,
-// rolled back when it fails.
-template <typename Step>
-Result<void> in_transaction(Index& index, Step step) {
-  auto tx = index.begin();
-  if (!tx) {
-    return std::unexpected(tx.error());
-  }
-  if (auto r = step(); !r) {
-    return r;
-  }
-  return tx->commit();
-}
-
 }  // namespace
 
 TermRecord packed_search_text(mime::SearchText text) {
@@ -105,7 +91,7 @@ Result<SearchIndexStats> MaildirUserStore::rebuild_search_index() {
   return search_index_stats();
 }
 
-void MaildirUserStore::index_upkeep() {
+void MaildirUserStore::run_due_index_batch() {
   if (!options_.full_text_index) {
     return;
   }
@@ -123,7 +109,7 @@ void MaildirUserStore::index_upkeep() {
     });
   }();
   if (!done) {
-    base::log(base::LogLevel::kWarn, "index_upkeep_failed",
+    base::log(base::LogLevel::kWarn, "search_index_batch_failed",
               {{"user", user_}, {"error", done.error().message}});
   }
 }

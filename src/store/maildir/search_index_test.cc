@@ -941,13 +941,13 @@ TEST_F(SearchIndexOffTest, OffStoresNothingAndTurningItOnFillsIn) {
   EXPECT_EQ(candidates("INBOX", kTextBody, {"findme"}), std::vector<Uid>{1});
 }
 
-// With index_upkeep_after_reply the records wait for UserStore::index_upkeep
+// With upkeep_after_reply the records wait for UserStore::upkeep
 // (their terms too: the vocabulary takes them with their batch), queries
 // answer from them meanwhile, and an append runs the batch itself only once
 // Index::kMostWaitingDocs wait.
 TEST_F(SearchIndexTest, RecordsWaitForUpkeepAndAreFoundMeanwhile) {
   std::unique_ptr<UserStore> user =
-      open_with([](MaildirOptions& o) { o.index_upkeep_after_reply = true; });
+      open_with([](MaildirOptions& o) { o.upkeep_after_reply = true; });
   ASSERT_TRUE(user);
   auto add = [&](Uid n) {
     return user
@@ -977,7 +977,7 @@ TEST_F(SearchIndexTest, RecordsWaitForUpkeepAndAreFoundMeanwhile) {
   EXPECT_EQ(scalar(db(), "SELECT count(*) FROM search_terms"), 0);
   EXPECT_EQ(find("niq7z"), std::vector<Uid>{7});
   EXPECT_EQ(find("niq4"), (std::vector<Uid>{4, 40}));
-  user->index_upkeep();
+  user->upkeep();
   EXPECT_EQ(waiting(), 0);
   EXPECT_GT(scalar(db(), "SELECT count(*) FROM search_terms"), static_cast<std::int64_t>(first));
   EXPECT_EQ(scalar(db(), "SELECT count(*) FROM search_fts_docsize"), first);
@@ -985,7 +985,7 @@ TEST_F(SearchIndexTest, RecordsWaitForUpkeepAndAreFoundMeanwhile) {
   EXPECT_EQ(find("niq4"), (std::vector<Uid>{4, 40}));
   // Fewer than a batch: upkeep leaves them waiting.
   ASSERT_TRUE(add(first + 1));
-  user->index_upkeep();
+  user->upkeep();
   EXPECT_EQ(waiting(), 1);
   // Upkeep never runs: the append that makes kMostWaitingDocs runs the batch.
   const Uid last = first + static_cast<Uid>(Index::kMostWaitingDocs);

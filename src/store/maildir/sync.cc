@@ -567,7 +567,7 @@ Result<void> MaildirUserStore::sync_row(const MailboxRow& stale) {
     if (auto r = index_->set_scan_mtimes(row.id, cur_mark, new_mark); !r) {
       return r;
     }
-    // An adoption has no reply of its own that index_upkeep runs after: the
+    // An adoption has no reply of its own that upkeep runs after: the
     // records it leaves waiting (up to Index::kMostWaitingDocs with the
     // server's setting) join the index in its transaction. A batch that
     // fails does not fail the sync (the records keep waiting).

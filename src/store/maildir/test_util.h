@@ -130,12 +130,13 @@ class StoreTest : public ::testing::Test {
  public:
   StoreTest() : StoreTest(nullptr) {}
   // `fs`, when given, is the seam the store uses (it must outlive the test).
-  explicit StoreTest(MaildirFs* fs) {
+  explicit StoreTest(MaildirFs* fs, bool settle_files_later = false) {
     MaildirOptions options;
     options.data_dir = tmp_.path() / "data";
     options.max_message_size = 1 << 20;
     options.host_name = "test.host";
     options.fs = fs;
+    options.settle_files_later = settle_files_later;
     store_ = std::make_unique<MaildirStore>(options);
     reopen();
   }
