@@ -96,7 +96,7 @@ for clients in $clients_list; do
           -e sched:sched_switch,sched:sched_wakeup,block:block_rq_issue \
           -e ${s}_enter_recvfrom,${s}_exit_recvfrom,${s}_enter_sendto,${s}_enter_futex \
           -e ${s}_enter_fsync,${s}_exit_fsync,${s}_enter_fdatasync,${s}_exit_fdatasync \
-          -e ${s}_enter_linkat,${s}_enter_pwrite64 2>/dev/null &
+          -e ${s}_enter_linkat,${s}_enter_pwrite64,${s}_enter_rename 2>/dev/null &
         counter=$!
         ;;
       *) counter= ;;

@@ -11,6 +11,12 @@ delivery (medians, p10/p90, means), the steps of the serial path:
   starts (sync thread) -> file fsync ends -> link -> commit's WAL write
   (strand) -> fdatasync -> 250 sent (network thread) -> next body read
 
+or, for a server that settles files after the reply (no fsync before the
+commit; the file renamed from tmp/ after it):
+
+  body read -> posted -> commit's WAL write -> fdatasync -> rename into
+  cur/ -> 250 sent -> next body read
+
 and what the strand did between the post and the commit's write when it
 was off its CPU: runnable but preempted, or asleep until the file's
 thread, another server thread or an interrupt woke it. One client only
@@ -67,7 +73,8 @@ def main():
             steps.append(("send", t, tid))
         elif e in ("syscalls:sys_enter_pwrite64", "syscalls:sys_enter_fdatasync",
                    "syscalls:sys_exit_fdatasync", "syscalls:sys_enter_fsync",
-                   "syscalls:sys_exit_fsync", "syscalls:sys_enter_linkat"):
+                   "syscalls:sys_exit_fsync", "syscalls:sys_enter_linkat",
+                   "syscalls:sys_enter_rename"):
             steps.append((e.split(":")[1], t, tid))
 
     deliveries = []
@@ -92,6 +99,9 @@ def main():
     full = [d for d in deliveries if len(d["fsync"]) >= 2 and len(d["fsync_end"]) >= 2
             and "sys_enter_linkat" in d and "sys_enter_pwrite64" in d
             and "sys_exit_fdatasync" in d and "strand" in d]
+    # Settled after the reply: no fsync on the way, a rename after the commit.
+    later = [d for d in deliveries if not d["fsync"] and "sys_enter_pwrite64" in d
+             and "sys_exit_fdatasync" in d and "sys_enter_rename" in d and "strand" in d]
 
     def show(name, values):
         v = sorted(values)
@@ -114,6 +124,20 @@ def main():
         ("fdatasync ends -> 250 sent", lambda d: d["send"] - d["sys_exit_fdatasync"]),
         ("body read -> 250 sent", lambda d: d["send"] - d["read"]),
     ]
+    if later and len(later) > len(full):
+        print(f"settled after the reply: {len(later)} deliveries")
+        full = later
+        for d in full:
+            d["sys_enter_linkat"] = d["sys_enter_rename"]  # where the file gets its name
+        order = [
+            ("body read -> posted to the pool", lambda d: d["post"] - d["read"]),
+            ("posted -> commit's WAL write", lambda d: d["sys_enter_pwrite64"] - d["post"]),
+            ("WAL write -> fdatasync", lambda d: d["sys_enter_fdatasync"] - d["sys_enter_pwrite64"]),
+            ("fdatasync", lambda d: d["sys_exit_fdatasync"] - d["sys_enter_fdatasync"]),
+            ("fdatasync ends -> rename", lambda d: d["sys_enter_rename"] - d["sys_exit_fdatasync"]),
+            ("rename -> 250 sent", lambda d: d["send"] - d["sys_enter_rename"]),
+            ("body read -> 250 sent", lambda d: d["send"] - d["read"]),
+        ]
     print("steps of one delivery:")
     for name, f in order:
         show(name, [f(d) for d in full])
