@@ -67,6 +67,12 @@ struct WaitOnExit {
 // parsing, and no term record task starts for it. What is stored is the
 // same either way.
 //
+// With MaildirOptions::settle_files_later (messages up to kSettleLaterBytes)
+// the sync thread only writes each file to tmp/, without an fsync; the
+// commit also holds the messages' bytes, and the strand renames the files
+// into cur/ after it (settle.cc makes them durable later, or writes them
+// back after a crash). Otherwise:
+//
 // The one order kept is each file's fsync before its name in cur/ (link or
 // rename), and every name before the commit starts: so a name in cur/ never
 // points at lost bytes, and no other reader of the Maildir meets a row whose
