@@ -362,10 +362,8 @@ Result<void> MaildirUserStore::replay_journal(bool removals) {
 }
 
 Result<void> MaildirUserStore::finish_removals() {
-  if (unsettled_count_ > 0) {
-    if (auto r = settle_files(); !r) {
-      return r;
-    }
+  if (auto r = settle_files(); !r) {
+    return r;
   }
   removals_.wait();
   (void)removals_.take_done();  // replay_journal deletes every entry

@@ -102,6 +102,7 @@ class MaildirUserStore final : public UserStore {
   // found missing keeps its bytes (a sync expunges its message, or the next
   // open writes it back). Also run at close, and before anything renames or
   // links a message file (flags, copy, move, folder renames and deletes).
+  // Reads nothing when none of this store's appends left a file waiting.
   base::Result<void> settle_files();
   // Files whose bytes wait in the index (for tests and tools).
   std::size_t unsettled_files() const { return unsettled_count_; }

@@ -425,10 +425,8 @@ Result<FlagUpdateResult> MaildirUserStore::update_flags(std::string_view mailbox
   normalized.keywords = std::move(*keywords);
   // A file not yet fsynced keeps its one name until it is: the bytes in
   // the index are written back under the name the index has.
-  if (unsettled_count_ > 0) {
-    if (auto r = settle_files(); !r) {
-      return std::unexpected(r.error());
-    }
+  if (auto r = settle_files(); !r) {
+    return std::unexpected(r.error());
   }
   for (int attempt = 0;; ++attempt) {
     auto row = require_mailbox(mailbox);
@@ -748,10 +746,8 @@ Result<CopyResult> MaildirUserStore::move(std::string_view source, const UidSet&
 Result<CopyResult> MaildirUserStore::copy_or_move(std::string_view source, const UidSet& uids,
                                                   std::string_view dest, bool move) {
   // A link to a file not yet fsynced would outlive its bytes in a crash.
-  if (unsettled_count_ > 0) {
-    if (auto r = settle_files(); !r) {
-      return std::unexpected(r.error());
-    }
+  if (auto r = settle_files(); !r) {
+    return std::unexpected(r.error());
   }
   for (int attempt = 0;; ++attempt) {
     auto src = require_mailbox(source);

@@ -40,6 +40,9 @@ Result<void> forget(Index& index, std::span<const UnsettledFile* const> files) {
 }  // namespace
 
 Result<void> MaildirUserStore::settle_files() {
+  if (unsettled_count_ == 0) {
+    return {};  // none of this store's appends left a file waiting
+  }
   auto waiting = index_->unsettled_files();
   if (!waiting) {
     return std::unexpected(waiting.error());
@@ -80,9 +83,6 @@ Result<void> MaildirUserStore::settle_files() {
 }
 
 void MaildirUserStore::settle_files_if_any() {
-  if (unsettled_count_ == 0) {
-    return;
-  }
   if (auto r = settle_files(); !r) {
     base::log(base::LogLevel::kWarn, "settle_files_failed",
               {{"user", user_}, {"error", r.error().message}});
