@@ -31,7 +31,7 @@ namespace peregrine::app {
 namespace {
 
 struct Listener {
-  const char* proto;  // "imap", "pop3" or "lmtp"; TLS listeners log tls=yes
+  const char* proto = nullptr;  // "imap", "pop3" or "lmtp"; TLS listeners log tls=yes
   config::Endpoint endpoint;
   bool implicit_tls = false;
   std::filesystem::path unix_path;  // when set, instead of endpoint
@@ -124,7 +124,13 @@ int run_serve(const ServeArgs& args) {
     listeners.push_back({"lmtp", endpoint, false, {}, lmtp_handler});
   }
   if (!settings->lmtp.unix_socket.empty()) {
-    listeners.push_back({"lmtp", {}, false, settings->lmtp.unix_socket, lmtp_handler});
+    // Filled in by name: from a braced list with an empty endpoint, GCC 12
+    // at -O3 warned of the endpoint's host as maybe used uninitialized.
+    Listener unix_listener;
+    unix_listener.proto = "lmtp";
+    unix_listener.unix_path = settings->lmtp.unix_socket;
+    unix_listener.handler = lmtp_handler;
+    listeners.push_back(std::move(unix_listener));
   }
   if (listeners.empty()) {
     std::cerr << "peregrine: nothing to serve: no [imap], [pop3] or [lmtp] listener\n";

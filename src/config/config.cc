@@ -263,7 +263,11 @@ std::optional<std::size_t> TableReader::choice(std::string_view key,
     if (index > 0) {
       expected += index + 1 == choices.size() ? " or " : ", ";
     }
-    expected += "\"" + std::string(c) + "\"";
+    // Appended piece by piece: GCC 12 at -O3 takes "..." + std::string(...)
+    // for an overlapping copy (a false -Wrestrict).
+    expected += '"';
+    expected += c;
+    expected += '"';
     ++index;
   }
   loader_.problem(*table_->get(key),
@@ -543,7 +547,8 @@ base::Result<Settings> load(std::string_view toml_text, const std::filesystem::p
     }
     message += source_name;
     if (p.line > 0) {
-      message += ":" + std::to_string(p.line);
+      message += ':';  // not ":" + ...: GCC 12's false -Wrestrict at -O3, as above
+      message += std::to_string(p.line);
     }
     message += ": " + p.text;
   }
