@@ -151,6 +151,23 @@ TEST_F(FetchTest, Binary) {
             "* 2 FETCH (BODY[2] {4}\r\nYQBi)\r\na5 OK Fetch completed\r\n");
 }
 
+// The whole message (BODY[], RFC822, BINARY[] and their SIZE) is read from
+// the file alone, without the cache record; beside an item that needs the
+// record, both come out as they should.
+TEST_F(FetchTest, WholeMessageItems) {
+  const std::string size = std::to_string(kMultipart.size());
+  EXPECT_EQ(c_.run("a1 FETCH 2 (BINARY.PEEK[] BINARY.SIZE[])"),
+            "* 2 FETCH (BINARY[] {" + size + "}\r\n" + kMultipart + " BINARY.SIZE[] " + size +
+                ")\r\na1 OK Fetch completed\r\n");
+  EXPECT_EQ(c_.run("a2 FETCH 2 BINARY.PEEK[]<2.3>"), "* 2 FETCH (BINARY[]<2> {3}\r\n" +
+                                                         kMultipart.substr(2, 3) +
+                                                         ")\r\na2 OK Fetch completed\r\n");
+  const std::string both = c_.run("a3 FETCH 2 (BODY.PEEK[] BODY.PEEK[1] RFC822.SIZE)");
+  EXPECT_EQ(both, "* 2 FETCH (BODY[] {" + size + "}\r\n" + kMultipart +
+                      " BODY[1] {11}\r\nFirst part. RFC822.SIZE " + size +
+                      ")\r\na3 OK Fetch completed\r\n");
+}
+
 TEST_F(FetchTest, NulBytesOutsideBinaryAreReplaced) {
   std::string with_nul = std::string("Subject: nul\r\n\r\nA\0B\r\n", 21);
   c_.append("INBOX", with_nul);

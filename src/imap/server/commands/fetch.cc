@@ -24,9 +24,16 @@ bool is_body_item(FetchAttr a) {
          a == FetchAttr::kBodySection || a == FetchAttr::kBinary || a == FetchAttr::kBinarySize;
 }
 
-bool needs_record(FetchAttr a) {
-  return is_body_item(a) || a == FetchAttr::kEnvelope || a == FetchAttr::kBody ||
-         a == FetchAttr::kBodyStructure;
+// Whether the item needs the message's cache record: its ENVELOPE or
+// BODYSTRUCTURE, or the PartMap that locates a section. The whole message
+// (BODY[], RFC822) is read from the file alone, without the record's read
+// and parse.
+bool needs_record(const FetchItem& item) {
+  if (is_body_item(item.attr)) {
+    return !is_whole_message(item);
+  }
+  return item.attr == FetchAttr::kEnvelope || item.attr == FetchAttr::kBody ||
+         item.attr == FetchAttr::kBodyStructure;
 }
 
 // Whether fetching the item sets \Seen (RFC 3501 §6.4.5).
@@ -48,7 +55,7 @@ class FetchJob final : public ResumableCommand {
   FetchJob(std::vector<std::uint32_t> seqs, std::vector<FetchItem> items, bool uid_command)
       : seqs_(std::move(seqs)), items_(std::move(items)), uid_command_(uid_command) {
     for (const FetchItem& item : items_) {
-      needs_record_ = needs_record_ || needs_record(item.attr);
+      needs_record_ = needs_record_ || needs_record(item);
       sets_seen_ = sets_seen_ || sets_seen(item);
     }
   }
@@ -149,6 +156,8 @@ class FetchJob final : public ResumableCommand {
       r.uid(meta.uid);
     }
     bool flags_written = false;
+    static const mime::PartMap kNoParts;  // the whole message needs none
+    const mime::PartMap& parts = record ? record->parts : kNoParts;
     for (const FetchItem& item : items_) {
       switch (item.attr) {
         case FetchAttr::kUid:
@@ -183,7 +192,7 @@ class FetchJob final : public ResumableCommand {
           r.raw("BODYSTRUCTURE", record->bodystructure);
           break;
         case FetchAttr::kBinarySize: {
-          auto size = binary_size(item, record->parts, body);
+          auto size = binary_size(item, parts, body);
           if (!size) {
             read_failed_ = true;
             return;
@@ -196,7 +205,7 @@ class FetchJob final : public ResumableCommand {
           break;
         }
         default: {
-          auto data = read_section(item, record->parts, body);
+          auto data = read_section(item, parts, body);
           if (!data) {
             read_failed_ = true;
             return;

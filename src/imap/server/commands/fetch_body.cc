@@ -63,7 +63,26 @@ bool is_identity(mime::Encoding e) {
   return e == mime::Encoding::k7Bit || e == mime::Encoding::k8Bit || e == mime::Encoding::kBinary;
 }
 
+// The section's bytes in the message: the whole message from its size
+// alone, any other section through the PartMap.
+base::Result<std::optional<mime::SectionRange>> locate(const FetchItem& item,
+                                                       const mime::PartMap& parts, LazyBody& body) {
+  if (is_whole_message(item)) {
+    auto b = body.get();
+    if (!b) {
+      return std::unexpected(b.error());
+    }
+    return mime::SectionRange{0, static_cast<std::uint32_t>((*b)->size()), false};
+  }
+  return mime::resolve_section(parts, section_of(item));
+}
+
 }  // namespace
+
+bool is_whole_message(const FetchItem& item) {
+  const mime::SectionSpec spec = section_of(item);
+  return spec.part.empty() && spec.text == mime::SectionText::kNone;
+}
 
 base::Result<const store::Body*> LazyBody::get() {
   if (!body_) {
@@ -79,7 +98,11 @@ base::Result<const store::Body*> LazyBody::get() {
 base::Result<SectionBytes> read_section(const FetchItem& item, const mime::PartMap& parts,
                                         LazyBody& body) {
   SectionBytes out;
-  std::optional<mime::SectionRange> range = mime::resolve_section(parts, section_of(item));
+  auto located = locate(item, parts, body);
+  if (!located) {
+    return std::unexpected(located.error());
+  }
+  const std::optional<mime::SectionRange>& range = *located;
   if (!range) {
     out.nil = true;
     return out;
@@ -133,7 +156,11 @@ base::Result<SectionBytes> read_section(const FetchItem& item, const mime::PartM
 base::Result<SectionSize> binary_size(const FetchItem& item, const mime::PartMap& parts,
                                       LazyBody& body) {
   SectionSize out;
-  std::optional<mime::SectionRange> range = mime::resolve_section(parts, section_of(item));
+  auto located = locate(item, parts, body);
+  if (!located) {
+    return std::unexpected(located.error());
+  }
+  const std::optional<mime::SectionRange>& range = *located;
   if (!range) {
     return out;
   }

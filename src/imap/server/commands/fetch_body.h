@@ -2,7 +2,8 @@
 
 // The bytes of FETCH body items, read by range from the message file: only
 // the section asked for (and only its partial) is read, located through the
-// cache record's PartMap. Internal to imap/server.
+// cache record's PartMap (the whole message needs only the file's size).
+// Internal to imap/server.
 
 #include <cstdint>
 #include <memory>
@@ -38,6 +39,11 @@ class LazyBody {
 // message file when the store has none (or one this build cannot read);
 // nullopt when the file cannot be read either.
 std::optional<mime::CacheRecord> cache_record_of(std::string_view stored, LazyBody& body);
+
+// Whether a body item is the whole message (RFC822, BODY[], BINARY[] and
+// their PEEK and SIZE forms): it needs no PartMap, and read_section and
+// binary_size take an empty one for it.
+bool is_whole_message(const FetchItem& item);
 
 struct SectionBytes {
   bool nil = false;          // the part does not exist (`bytes` is empty)
