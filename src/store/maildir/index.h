@@ -115,6 +115,9 @@ class Index {
                                                    int busy_timeout_ms);
 
   base::Result<Transaction> begin() { return db_->begin(); }
+  // One read transaction for the reads that follow while it lives
+  // (sqlite.h). Only around code that writes nothing.
+  ReadScope read_scope() { return ReadScope(*db_); }
   // Whether a commit returns only once it is on disk (synchronous = FULL,
   // the default) or may return before (NORMAL: the WAL is not fsynced at
   // that commit; the next durable commit, or a checkpoint, makes it durable

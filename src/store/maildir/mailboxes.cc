@@ -357,6 +357,7 @@ Result<void> MaildirUserStore::unsubscribe(std::string_view name) {
 }
 
 Result<MailboxInfo> MaildirUserStore::status(std::string_view mailbox) {
+  ReadScope read = index_->read_scope();
   auto row = require_mailbox(mailbox);
   if (!row) {
     return std::unexpected(row.error());
@@ -384,6 +385,7 @@ Result<MailboxInfo> MaildirUserStore::status(std::string_view mailbox) {
 }
 
 Result<MailboxSnapshot> MaildirUserStore::open_mailbox(std::string_view mailbox) {
+  ReadScope read = index_->read_scope();
   auto info = status(mailbox);
   if (!info) {
     return std::unexpected(info.error());

@@ -244,6 +244,13 @@ class MaildirUserStore final : public UserStore {
   // whose directory is gone. `force` skips the root mtime check.
   base::Result<void> scan_folders(bool force);
   base::Result<void> sync_row(const MailboxRow& mailbox);
+  // Whether cur/ and new/ (as `cur` and `incoming` found them) are as the
+  // mailbox's last full scan saw them.
+  static bool scanned_as(const MailboxRow& row, const base::FileInfo& cur,
+                         const base::FileInfo& incoming);
+  // scanned_as() with the directories' stat now; false when either cannot
+  // be read (sync_row then repairs or forgets the folder).
+  bool unchanged_since_scan(const MailboxRow& row);
   // True when new/ holds no file and cur/ exactly the files the index names
   // (the common outcome of a scan), compared by name only.
   base::Result<bool> cur_matches_index(std::int64_t mailbox_id,

@@ -852,22 +852,32 @@ Result<CopyResult> MaildirUserStore::move_once(const MailboxRow& source,
 // ---- Reading ----
 
 Result<std::unique_ptr<Body>> MaildirUserStore::open_body(std::string_view mailbox, Uid uid) {
-  auto row = require_mailbox(mailbox);
-  if (!row) {
-    return std::unexpected(row.error());
+  // The mailbox and the message: two reads, one snapshot.
+  auto found = [&]() -> Result<std::pair<MailboxRow, std::optional<MessageRow>>> {
+    ReadScope read = index_->read_scope();
+    auto row = require_mailbox(mailbox);
+    if (!row) {
+      return std::unexpected(row.error());
+    }
+    auto m = index_->message(row->id, uid);
+    if (!m) {
+      return std::unexpected(m.error());
+    }
+    return std::pair{std::move(*row), std::move(*m)};
+  }();
+  if (!found) {
+    return std::unexpected(found.error());
   }
-  auto m = index_->message(row->id, uid);
+  const MailboxRow& row = found->first;
+  const std::optional<MessageRow>& m = found->second;
   if (!m) {
-    return std::unexpected(m.error());
-  }
-  if (!*m) {
-    if (uid == 0 || uid >= row->uidnext) {
+    if (uid == 0 || uid >= row.uidnext) {
       return base::fail(MailError::kNotFound, "no message with UID " + std::to_string(uid));
     }
     return base::fail(MailError::kExpunged, "message " + std::to_string(uid) + " was expunged");
   }
-  const std::filesystem::path dir = mailbox_dir(row->name);
-  auto body = fs_.open_body(cur_dir(dir) / (*m)->file_name);
+  const std::filesystem::path dir = mailbox_dir(row.name);
+  auto body = fs_.open_body(cur_dir(dir) / m->file_name);
   if (body || !is_missing(body.error())) {
     return body;
   }
@@ -880,10 +890,10 @@ Result<std::unique_ptr<Body>> MaildirUserStore::open_body(std::string_view mailb
       continue;
     }
     for (const DirEntry& e : *entries) {
-      if (split_file_name(e.name).base == (*m)->base_name) {
-        auto found = fs_.open_body(sub / e.name);
-        if (found) {
-          return found;
+      if (split_file_name(e.name).base == m->base_name) {
+        auto opened = fs_.open_body(sub / e.name);
+        if (opened) {
+          return opened;
         }
       }
     }
@@ -935,6 +945,7 @@ Result<std::shared_ptr<const BodySource>> MaildirUserStore::body_source(std::str
 
 Result<std::vector<CacheEntry>> MaildirUserStore::cache_records(std::string_view mailbox,
                                                                 const UidSet& uids) {
+  ReadScope read = index_->read_scope();
   auto row = require_mailbox(mailbox);
   if (!row) {
     return std::unexpected(row.error());

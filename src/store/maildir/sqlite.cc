@@ -190,6 +190,28 @@ void Database::release(sqlite3_stmt* stmt) {
   }
 }
 
+bool Database::in_transaction() const { return sqlite3_get_autocommit(db_) == 0; }
+
+ReadScope::ReadScope(Database& db) {
+  if (db.in_transaction()) {
+    return;
+  }
+  // Best effort: without it each statement reads in a transaction of its own.
+  if (auto begin = db.prepare("BEGIN"); begin && begin->run()) {
+    db_ = &db;
+  }
+}
+
+ReadScope::~ReadScope() {
+  if (db_ == nullptr) {
+    return;
+  }
+  auto commit = db_->prepare("COMMIT");
+  if (!commit || !commit->run()) {
+    (void)db_->exec("ROLLBACK");
+  }
+}
+
 base::Result<Transaction> Database::begin() {
   if (auto r = exec("BEGIN IMMEDIATE"); !r) {
     return std::unexpected(r.error());

@@ -76,6 +76,23 @@ class Transaction {
   Database* db_;
 };
 
+// A read transaction (BEGIN .. COMMIT) around statements that only read,
+// unless the connection is in a transaction already (then nothing): they see
+// one snapshot, and SQLite takes its read locks once rather than once a
+// statement (in WAL mode a read lock and its release are three system
+// calls: two fcntl and an fstat). Nothing may begin a write transaction
+// while one lives.
+class ReadScope {
+ public:
+  explicit ReadScope(Database& db);
+  ~ReadScope();
+  ReadScope(const ReadScope&) = delete;
+  ReadScope& operator=(const ReadScope&) = delete;
+
+ private:
+  Database* db_ = nullptr;  // set when this scope began the transaction
+};
+
 class Database {
  public:
   // Opens (creating) the database file.
@@ -89,6 +106,8 @@ class Database {
   // A statement for `sql`, prepared once per connection and cached.
   base::Result<Statement> prepare(std::string_view sql);
   base::Result<Transaction> begin();
+  // Whether a transaction is open (not in autocommit mode).
+  bool in_transaction() const;
 
   // Registers a deterministic SQL function of `args` arguments for this
   // connection (triggers of the schema may call it).
