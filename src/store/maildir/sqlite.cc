@@ -190,10 +190,10 @@ void Database::release(sqlite3_stmt* stmt) {
   }
 }
 
-bool Database::in_transaction() const { return sqlite3_get_autocommit(db_) == 0; }
+bool Database::transaction_open() const { return sqlite3_get_autocommit(db_) == 0; }
 
 ReadScope::ReadScope(Database& db) {
-  if (db.in_transaction()) {
+  if (db.transaction_open()) {
     return;
   }
   // Best effort: without it each statement reads in a transaction of its own.

@@ -107,7 +107,7 @@ class Database {
   base::Result<Statement> prepare(std::string_view sql);
   base::Result<Transaction> begin();
   // Whether a transaction is open (not in autocommit mode).
-  bool in_transaction() const;
+  bool transaction_open() const;
 
   // Registers a deterministic SQL function of `args` arguments for this
   // connection (triggers of the schema may call it).

@@ -17,13 +17,17 @@ class ReadScopeTest : public ::testing::Test {
     path_ = tmp_.path() / "db.sqlite";
     reader_ = open();
     writer_ = open();
+    ASSERT_TRUE(reader_ && writer_);
     ASSERT_TRUE(writer_->exec("CREATE TABLE t (x INTEGER); INSERT INTO t VALUES (1)"));
   }
 
+  // A connection in WAL mode; null (and the test failed) when it cannot open.
   std::unique_ptr<Database> open() {
     auto db = Database::open(path_);
-    EXPECT_TRUE(db.has_value());
-    EXPECT_TRUE((*db)->exec("PRAGMA journal_mode = WAL; PRAGMA busy_timeout = 1000"));
+    if (!db || !(*db)->exec("PRAGMA journal_mode = WAL; PRAGMA busy_timeout = 1000")) {
+      ADD_FAILURE() << "cannot open " << path_;
+      return nullptr;
+    }
     return std::move(*db);
   }
 
@@ -39,12 +43,12 @@ class ReadScopeTest : public ::testing::Test {
 TEST_F(ReadScopeTest, ReadsInsideSeeOneSnapshot) {
   {
     ReadScope scope(*reader_);
-    EXPECT_TRUE(reader_->in_transaction());
+    EXPECT_TRUE(reader_->transaction_open());
     EXPECT_EQ(rows(*reader_), 1);
     ASSERT_TRUE(writer_->exec("INSERT INTO t VALUES (2)"));
     EXPECT_EQ(rows(*reader_), 1);
   }
-  EXPECT_FALSE(reader_->in_transaction());
+  EXPECT_FALSE(reader_->transaction_open());
   EXPECT_EQ(rows(*reader_), 2);
   // Without a scope each statement reads the newest commit.
   ASSERT_TRUE(writer_->exec("INSERT INTO t VALUES (3)"));
@@ -61,7 +65,7 @@ TEST_F(ReadScopeTest, InsideATransactionItLeavesTheTransactionAlone) {
     ReadScope scope(*writer_);
     EXPECT_EQ(rows(*writer_), 2);
   }
-  EXPECT_TRUE(writer_->in_transaction());
+  EXPECT_TRUE(writer_->transaction_open());
   EXPECT_EQ(rows(*reader_), 1);  // not committed by the scope
   ASSERT_TRUE(tx->commit());
   EXPECT_EQ(rows(*reader_), 2);
