@@ -6,7 +6,7 @@ set -euo pipefail
 packages=(
   build-essential cmake ninja-build pkg-config clang libclang-rt-14-dev
   libgtest-dev libgmock-dev libbenchmark-dev
-  libicu-dev libssl-dev libsqlite3-dev libsodium-dev libcrypt-dev zlib1g-dev
+  libicu-dev libssl-dev libsqlite3-dev libsodium-dev libcrypt-dev zlib1g-dev libzstd-dev
   libasio-dev libtomlplusplus-dev libcli11-dev libspdlog-dev libfmt-dev
   libgmime-3.0-dev python3
   dovecot-core dovecot-imapd dovecot-pop3d dovecot-lmtpd

@@ -6,14 +6,17 @@
 // invariant aborts, so the fuzzer saves the input. See README.md.
 //
 // The first byte picks what the rest is:
-//   0: a packed record, as stored (format byte, maybe zlib);
-//   1: a record, compressed here into a valid zlib packing, so the
-//      decompression path sees well-formed streams too;
+//   0: a packed record, as stored (format byte, maybe compressed);
+//   1: a record, compressed here into a valid zlib packing (format 1, as
+//      older builds wrote), so the decompression path sees well-formed
+//      streams too;
 //   2: serialized text bytes (mime::serialize_search_text): the record of
-//      the text they hold must round-trip and give each column its tokens.
+//      the text they hold must round-trip and give each column its tokens;
+//   3: a record, compressed here into a valid Zstandard packing (format 2).
 // Whatever the mode, the first 4 KiB of the rest also go through fold_case.
 
 #include <zlib.h>
+#include <zstd.h>
 
 #include <cstddef>
 #include <cstdint>
@@ -108,6 +111,19 @@ std::string zlib_packed(std::string_view raw) {
   return out;
 }
 
+std::string zstd_packed(std::string_view raw) {
+  std::string out(5 + ZSTD_compressBound(raw.size()), '\0');
+  out[0] = 2;
+  const auto n = static_cast<uint32_t>(raw.size());
+  for (int i = 0; i < 4; ++i) {
+    out[1 + i] = static_cast<char>((n >> (8 * i)) & 0xff);
+  }
+  const size_t written = ZSTD_compress(out.data() + 5, out.size() - 5, raw.data(), raw.size(), 1);
+  check(!ZSTD_isError(written), "ZSTD_compress failed");
+  out.resize(5 + written);
+  return out;
+}
+
 // The record of a text: each column's tokens are exactly the terms marked
 // for that column, and the record round-trips.
 void check_text(std::string_view bytes) {
@@ -151,7 +167,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     return 0;
   }
   const std::string_view rest(reinterpret_cast<const char*>(data) + 1, size - 1);
-  switch (data[0] % 3) {
+  switch (data[0] % 4) {
     case 0:
       if (auto terms = store::maildir::unpack_terms(rest)) {
         check_terms(*terms);
@@ -159,6 +175,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       break;
     case 1:
       if (auto terms = store::maildir::unpack_terms(zlib_packed(rest))) {
+        check_terms(*terms);
+      }
+      break;
+    case 3:
+      if (auto terms = store::maildir::unpack_terms(zstd_packed(rest))) {
         check_terms(*terms);
       }
       break;

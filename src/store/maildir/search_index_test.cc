@@ -3,8 +3,11 @@
 
 #include <gtest/gtest.h>
 #include <sqlite3.h>
+#include <zlib.h>
+#include <zstd.h>
 
 #include <algorithm>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -1171,8 +1174,29 @@ TEST(TermRecord, RoundTripsAndRefusesCorruptBytes) {
   }
   const auto terms = index_terms(t);
   const std::string packed = pack_terms(terms);
-  EXPECT_EQ(packed[0], 1);  // compressed
+  EXPECT_EQ(packed[0], 2);  // compressed (Zstandard)
+  EXPECT_LT(packed.size(), 2000u);
   EXPECT_EQ(unpack_terms(packed), terms);
+  // Format 1, which older builds wrote: the same length, then zlib.
+  {
+    std::uint32_t n = 0;
+    for (int i = 0; i < 4; ++i) {
+      n |= static_cast<std::uint32_t>(static_cast<unsigned char>(packed[1 + i])) << (8 * i);
+    }
+    // The record itself, from the packing without compression.
+    std::string record(n, '\0');
+    ASSERT_EQ(ZSTD_decompress(record.data(), n, packed.data() + 5, packed.size() - 5), n);
+    uLongf bound = compressBound(n);
+    std::string zlib_packed(5 + bound, '\0');
+    zlib_packed[0] = 1;
+    std::memcpy(zlib_packed.data() + 1, packed.data() + 1, 4);
+    ASSERT_EQ(compress2(reinterpret_cast<Bytef*>(zlib_packed.data() + 5), &bound,
+                        reinterpret_cast<const Bytef*>(record.data()), n, 1),
+              Z_OK);
+    zlib_packed.resize(5 + bound);
+    EXPECT_EQ(unpack_terms(zlib_packed), terms);
+    EXPECT_FALSE(unpack_terms(zlib_packed.substr(0, zlib_packed.size() - 3)));
+  }
   const std::string small = pack_terms({IndexedTerm{"ab", 1}, IndexedTerm{"abc", 64}});
   EXPECT_EQ(small, std::string("\x00\x02\x00\x02"
                                "ab\x01\x02\x01"
@@ -1182,7 +1206,7 @@ TEST(TermRecord, RoundTripsAndRefusesCorruptBytes) {
   EXPECT_EQ(unpack_terms(pack_terms({})), std::vector<IndexedTerm>{});
   EXPECT_FALSE(unpack_terms(packed.substr(0, packed.size() / 2)));
   EXPECT_FALSE(unpack_terms(""));
-  EXPECT_FALSE(unpack_terms(std::string("\x02", 1) + "abc"));  // unknown format
+  EXPECT_FALSE(unpack_terms(std::string("\x03\x03\x00\x00\x00", 5) + "abc"));  // unknown format
   auto raw = [](std::string bytes) { return std::string(1, '\0') + bytes; };
   EXPECT_FALSE(
       unpack_terms(raw(std::string("\x01\x00\x02"
@@ -1225,10 +1249,16 @@ TEST(TermRecord, RoundTripsAndRefusesCorruptBytes) {
   std::string long_term = std::string("\x01\x00\x81\x80\x02", 5) + std::string(32769, 'a') + "\x01";
   EXPECT_FALSE(unpack_terms(raw(long_term)));
   // A length no deflate stream of this size reaches is refused before any
-  // allocation: 40 MB claimed from 10 bytes.
+  // allocation: 40 MB claimed from 10 bytes; and no Zstandard frame either.
   std::string huge("\x01\x00\x00\x80\x02", 5);
   huge += std::string(10, '\0');
   EXPECT_FALSE(unpack_terms(huge));
+  huge[0] = 2;
+  EXPECT_FALSE(unpack_terms(huge));
+  // A Zstandard frame whose content is not the length before it.
+  std::string longer = packed;
+  longer[1] = static_cast<char>(static_cast<unsigned char>(longer[1]) + 1);
+  EXPECT_FALSE(unpack_terms(longer));
 }
 
 // FTS5 with detail=column keeps only which columns of a document hold a
