@@ -62,7 +62,7 @@ std::vector<uint32_t> sort(const std::vector<Msg>& msgs, std::vector<SortCriteri
     r.cc_mailbox = m.cc;
     r.from_display = m.display_from;
     r.to_display = m.display_to;
-    sorter.add(MessageFacts{static_cast<uint32_t>(i + 1), m.arrival, m.size}, &r);
+    sorter.add(MessageFacts{static_cast<uint32_t>(i + 1), m.arrival, m.size, std::nullopt}, &r);
   }
   return sorter.sorted();
 }
@@ -139,9 +139,9 @@ TEST(Sort, MissingRecord) {
   mime::CacheRecord r;
   r.subject = "a";
   r.sent_date = mime::DateTime{1, 0};
-  sorter.add(MessageFacts{1, 50, 1}, &r);
-  sorter.add(MessageFacts{2, 40, 1}, nullptr);  // empty subject, arrival date
-  sorter.add(MessageFacts{3, 30, 1}, nullptr);
+  sorter.add(MessageFacts{1, 50, 1, std::nullopt}, &r);
+  sorter.add(MessageFacts{2, 40, 1, std::nullopt}, nullptr);  // empty subject, arrival date
+  sorter.add(MessageFacts{3, 30, 1, std::nullopt}, nullptr);
   EXPECT_EQ(sorter.sorted(), (V{3, 2, 1}));
 }
 
@@ -152,7 +152,7 @@ TEST(Sort, ManyMessagesStayInOrder) {
   std::vector<mime::CacheRecord> records(20000);
   for (uint32_t i = 0; i < records.size(); ++i) {
     records[i].sent_date = mime::DateTime{static_cast<int64_t>((i * 7) % 10), 0};
-    sorter.add(MessageFacts{i + 1, 0, 0}, &records[i]);
+    sorter.add(MessageFacts{i + 1, 0, 0, std::nullopt}, &records[i]);
   }
   std::vector<uint32_t> out = sorter.sorted();
   ASSERT_EQ(out.size(), records.size());

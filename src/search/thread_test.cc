@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -64,7 +65,7 @@ std::vector<ThreadMessage> build(const std::vector<Msg>& msgs) {
     r.subject = m.subject;
     r.message_id = m.id;
     r.references = m.refs;
-    out.push_back(thread_message(MessageFacts{m.seq, 0, 0}, &r));
+    out.push_back(thread_message(MessageFacts{m.seq, 0, 0, std::nullopt}, &r));
   }
   return out;
 }
