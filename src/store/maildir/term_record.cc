@@ -23,9 +23,9 @@ constexpr std::size_t kMaxDeflateRatio = 1032;
 // Zstandard's: a block of 128 KiB from a 3-byte header and one byte.
 constexpr std::size_t kMaxZstdRatio = 32768;
 // Zstandard level 1. On the records of the benchmark's mail against
-// deflate level 1 (what format 1 used): 2.6% more bytes, compressed 3.5
-// times as fast and decompressed 2.7 times (docs/benchmarks.md,
-// "Term records compressed with Zstandard").
+// deflate level 1 (what format 1 used): 2.6% more bytes, packed 3.3 times
+// as fast and unpacked 2.6 times (docs/benchmarks.md, "Term records
+// compressed with Zstandard").
 constexpr int kZstdLevel = 1;
 
 void put_varint(std::string& out, std::uint64_t n) {

@@ -55,10 +55,9 @@ struct TermRecord {
 // The stored form (format byte 0: the record as it is; 2: a 4-byte
 // little-endian length, then the record as one Zstandard frame; 1, read
 // but no longer written: the length, then the record zlib-compressed).
-// The record: the
-// number of terms (varint), then per term, ascending: the bytes it shares
-// with the term before (varint), the number of bytes that follow (varint),
-// those bytes, and its column mask (one byte, 1..127).
+// The record: the number of terms (varint), then per term, ascending: the
+// bytes it shares with the term before (varint), the number of bytes that
+// follow (varint), those bytes, and its column mask (one byte, 1..127).
 std::string pack_terms(const std::vector<IndexedTerm>& terms);
 // The terms again; nullopt when the bytes break any rule above or a bound
 // (kMaxRecordBytes of record, kMaxTermBytesTotal of terms).
