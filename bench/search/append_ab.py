@@ -21,6 +21,15 @@ prints, with the rates, and the server's CPU time (user and system, from
 
 A configuration may add environment variables: NAME=BIN,STORE,VAR=VALUE...
 
+--fresh takes a new slice of --mail each round (round r the messages
+r*count to (r+1)*count - 1, the same for every configuration), so that
+with a --mail of messages the store does not hold (bench/gen_mail.py with
+another --seed) every round appends new mail: new Message-IDs, signatures
+and sentences, whose terms the full-text index has to add to its
+vocabulary. Without it every round appends the same --count messages, and
+from the second round on (with --mail the store's own messages, from the
+first) every term is one the vocabulary holds.
+
 Python standard library only.
 """
 
@@ -54,12 +63,21 @@ def main() -> int:
     ap.add_argument("--rounds", type=int, default=10)
     ap.add_argument("--count", type=int, default=150, help="messages APPENDed a round")
     ap.add_argument("--port-base", type=int, default=27200)
+    ap.add_argument("--fresh", action="store_true",
+                    help="a new slice of --mail each round (needs rounds * count files)")
     ap.add_argument("configs", nargs="+", help="NAME=BIN,STORE[,VAR=VALUE...]")
     args = ap.parse_args()
 
-    files = sorted(Path(args.mail).glob("*.eml"))[: args.count]
-    sample = [f.read_bytes() for f in files]
-    sample = [m if b"\r\n" in m else m.replace(b"\n", b"\r\n") for m in sample]
+    files = sorted(Path(args.mail).glob("*.eml"))
+    slices = args.rounds if args.fresh else 1
+    if len(files) < slices * args.count:
+        ap.error(f"{args.mail} holds {len(files)} messages, {slices * args.count} needed")
+
+    def crlf(m: bytes) -> bytes:
+        return m if b"\r\n" in m else m.replace(b"\n", b"\r\n")
+
+    samples = [[crlf(f.read_bytes()) for f in files[i * args.count:(i + 1) * args.count]]
+               for i in range(slices)]
     specs = []  # (name, binary, store, env)
     for config in args.configs:
         name, rest = config.split("=", 1)
@@ -86,6 +104,7 @@ def main() -> int:
             # No session stays: each round's LOGIN opens the store afresh.
             b.start().command("LOGOUT")
         for r in range(args.rounds):
+            sample = samples[r % slices]
             k = r % len(builds)
             for b in builds[k:] + builds[:k]:
                 c = Client(b.port)
@@ -97,7 +116,8 @@ def main() -> int:
                                     (time.process_time() - client_before) / len(sample)))
                 c.command("LOGOUT")
         base = rates[builds[-1].name]
-        print(f"# {args.rounds} rounds of {len(sample)} APPENDs, load average "
+        print(f"# {args.rounds} rounds of {args.count} "
+              f"{'new ' if args.fresh else ''}APPENDs, load average "
               + " ".join(f"{x:.1f}" for x in os.getloadavg()))
         for b in builds:
             ratios = [x / y for x, y in zip(rates[b.name], base)]

@@ -28,7 +28,11 @@ alternating rounds, on two Peregrine instances that differ only in
 `[search] fts`, each with the same N messages in its user's INBOX (so the
 index is the one difference; the on/off ratio is taken from these), and,
 as before, into a second user of the instance without the index who has
-no mail at all.
+no mail at all. Two kinds of message: new mail (bench/gen_mail.py with
+--append-seed, a new slice each round: Message-IDs, signatures and
+sentences the index has not seen, whose terms join its vocabulary) and,
+as before, the first --append-count messages of --mail, every round the
+same (their terms are all in the vocabulary already).
 
 Usage:
   bench/search/run.py --bin build/release/src/app/peregrine \
@@ -277,6 +281,8 @@ def main() -> int:
     ap.add_argument("--count", type=int, default=100000)
     ap.add_argument("--rounds", type=int, default=15)
     ap.add_argument("--append-count", type=int, default=300)
+    ap.add_argument("--append-seed", type=int, default=7919,
+                    help="bench/gen_mail.py seed of the new mail APPENDed (not --mail's)")
     ap.add_argument("--port-base", type=int, default=21000)
     ap.add_argument("--text", default="migratio", help="SEARCH TEXT fragment")
     ap.add_argument("--from", dest="from_", default="jennif", help="SEARCH FROM fragment")
@@ -364,29 +370,44 @@ def main() -> int:
             if part in stats:
                 results["peregrine"][f"index: {part}"] = int(stats[part])
 
-        # APPEND throughput, index on vs off, alternating rounds.
-        sample = [f.read_bytes() for f in files[: args.append_count]]
-        sample = [m if b"\r\n" in m else m.replace(b"\n", b"\r\n") for m in sample]
-        rates = {"on": [], "off": [], "off, empty store": []}
-        for r in range(3):
-            for label, server, user in (("on", on, "bench"), ("off", off, "bench"),
-                                        ("off, empty store", off, "empty")):
-                c = server.login(user)
-                box = f"App{r}"
-                c.command(f"CREATE {box}")
-                secs = c.append_many(box, sample)
-                rates[label].append(len(sample) / secs)
-                c.command("LOGOUT")
-        for label, values in rates.items():
-            results["peregrine"][f"APPEND msg/s, index {label}"] = median(values)
-            results["peregrine"][f"APPEND msg/s, index {label}, rounds"] = " ".join(
-                f"{v:.1f}" for v in values)
-        results["peregrine"]["APPEND on/off %"] = 100.0 * median(rates["on"]) / median(rates["off"])
+        # APPEND throughput, index on vs off, alternating rounds: new mail,
+        # then the mailbox's own first messages again.
+        def crlf(m: bytes) -> bytes:
+            return m if b"\r\n" in m else m.replace(b"\n", b"\r\n")
+
+        rounds = 3
+        new_dir = work / "append-mail"
+        subprocess.run([sys.executable, str(Path(__file__).resolve().parents[1] / "gen_mail.py"),
+                        "--count", str(rounds * args.append_count), "--seed",
+                        str(args.append_seed), "--out", str(new_dir)],
+                       check=True, stdout=subprocess.DEVNULL)
+        new_files = sorted(new_dir.glob("*.eml"))
+        new_mail = [[crlf(f.read_bytes())
+                     for f in new_files[r * args.append_count:(r + 1) * args.append_count]]
+                    for r in range(rounds)]
+        own = [crlf(f.read_bytes()) for f in files[: args.append_count]]
+        for kind, samples in (("new mail", new_mail), ("its own messages", [own] * rounds)):
+            rates = {"on": [], "off": [], "off, empty store": []}
+            for r in range(rounds):
+                for label, server, user in (("on", on, "bench"), ("off", off, "bench"),
+                                            ("off, empty store", off, "empty")):
+                    c = server.login(user)
+                    box = f"App{'New' if kind == 'new mail' else 'Own'}{r}"
+                    c.command(f"CREATE {box}")
+                    secs = c.append_many(box, samples[r])
+                    rates[label].append(len(samples[r]) / secs)
+                    c.command("LOGOUT")
+            for label, values in rates.items():
+                results["peregrine"][f"APPEND msg/s ({kind}), index {label}"] = median(values)
+                results["peregrine"][f"APPEND msg/s ({kind}), index {label}, rounds"] = " ".join(
+                    f"{v:.1f}" for v in values)
+            results["peregrine"][f"APPEND on/off % ({kind})"] = (
+                100.0 * median(rates["on"]) / median(rates["off"]))
 
         # One APPEND into the big mailbox vs an empty one.
         c = on.login()
         c.command("CREATE Empty")
-        one = sample[0]
+        one = own[0]
         big, empty = [], []
         for _ in range(args.rounds):
             big.append(c.append_many("INBOX", [one]) * 1000)
