@@ -32,7 +32,7 @@
 
 namespace peregrine::store::maildir {
 
-inline constexpr int kIndexSchemaVersion = 8;
+inline constexpr int kIndexSchemaVersion = 9;
 
 struct MailboxRow {
   std::int64_t id = 0;
@@ -259,6 +259,12 @@ class Index {
   // them all by trigram (search_terms_indexed; queries read the waiting
   // ones from search_terms).
   static constexpr std::size_t kUnindexedTerms = 1024;
+  // New vocabulary terms whose hashes wait in search_term_hashes_recent
+  // before the batch that adds one more moves them all into
+  // search_term_hashes. A batch's new hashes dirty at most the small
+  // table's pages (about 240 at this size), and a merge, which rewrites
+  // most pages of the large one, comes once every this many new terms.
+  static constexpr std::size_t kRecentTermHashes = 65536;
   // Term records that wait before the change that adds one more indexes
   // them all in the word index (search_docs_indexed; queries read the
   // waiting ones from search_docs).

@@ -170,13 +170,26 @@ std::string create_fts_sql() {
       "(SELECT 1 FROM search_docs_indexed);\n"
       // Terms by a 31-bit hash of their bytes (peregrine_term_hash): what
       // tells Index::add_terms whether a term is new, at a fraction of the
-      // size of an index on the terms themselves.
+      // size of an index on the terms themselves. In two tables: the terms
+      // of ids up to search_term_hashes_merged.upto, and the newer ones
+      // (fewer than Index::kRecentTermHashes, merged into the first when
+      // that many wait). A new term's hash lands on a random page of its
+      // table; in the large one a batch of 5,000 new terms dirtied 4,000
+      // of them, 17 MB of WAL, where the small one has a few hundred pages
+      // in all (docs/benchmarks.md, "New terms' hashes in a small table").
       "CREATE TABLE IF NOT EXISTS search_term_hashes (hash INTEGER NOT NULL, id INTEGER NOT "
       "NULL, PRIMARY KEY (hash, id)) WITHOUT ROWID;\n"
+      "CREATE TABLE IF NOT EXISTS search_term_hashes_recent (hash INTEGER NOT NULL, id INTEGER "
+      "NOT NULL, PRIMARY KEY (hash, id)) WITHOUT ROWID;\n"
       "CREATE TRIGGER IF NOT EXISTS search_terms_insert AFTER INSERT ON search_terms BEGIN\n"
-      "  INSERT INTO search_term_hashes (hash, id) VALUES (peregrine_term_hash(new.term), "
+      "  INSERT INTO search_term_hashes_recent (hash, id) VALUES (peregrine_term_hash(new.term), "
       "new.id);\n"
       "END;\n"
+      // Created with every present term's hash in search_term_hashes: the
+      // trigger of schema 8 put them there.
+      "CREATE TABLE IF NOT EXISTS search_term_hashes_merged (upto INTEGER NOT NULL);\n"
+      "INSERT INTO search_term_hashes_merged (upto) SELECT (SELECT coalesce(max(id), 0) FROM "
+      "search_terms) WHERE NOT EXISTS (SELECT 1 FROM search_term_hashes_merged);\n"
       // The terms of ids up to `upto` are in search_terms_fts; newer ones
       // wait to be indexed a batch at a time (index_unindexed_terms), and
       // queries read them from search_terms. Created with every term
@@ -196,6 +209,8 @@ DROP TABLE IF EXISTS search_fts;
 DROP TABLE IF EXISTS search_terms_fts;
 DROP TABLE IF EXISTS search_terms;
 DROP TABLE IF EXISTS search_term_hashes;
+DROP TABLE IF EXISTS search_term_hashes_recent;
+DROP TABLE IF EXISTS search_term_hashes_merged;
 DROP TABLE IF EXISTS search_terms_indexed;
 )sql";
 
@@ -305,16 +320,28 @@ Result<void> insert_terms(Database& db, const std::vector<std::string>& terms) {
   return {};
 }
 
-// The vocabulary's terms whose hashes are among n parameters.
+// The vocabulary's terms whose hashes are among n parameters (in either
+// table of hashes).
 std::string probe_sql(std::size_t n) {
-  std::string text =
-      "SELECT t.term FROM search_term_hashes h JOIN search_terms t ON t.id = h.id "
-      "WHERE h.hash IN (?1";
+  std::string hashes = "?1";
   for (std::size_t i = 2; i <= n; ++i) {
-    text += ", ?" + std::to_string(i);
+    hashes += ", ?" + std::to_string(i);
   }
-  text += ")";
-  return text;
+  return "SELECT term FROM search_terms WHERE id IN (SELECT id FROM search_term_hashes WHERE "
+         "hash IN (" +
+         hashes + ") UNION ALL SELECT id FROM search_term_hashes_recent WHERE hash IN (" + hashes +
+         "))";
+}
+
+// Moves the recent terms' hashes into search_term_hashes: in hash order, so
+// each of its pages is written once.
+Result<void> merge_term_hashes(Database& db) {
+  return db.exec(
+      "INSERT INTO search_term_hashes (hash, id) SELECT hash, id FROM "
+      "search_term_hashes_recent;\n"
+      "DELETE FROM search_term_hashes_recent;\n"
+      "UPDATE search_term_hashes_merged SET upto = (SELECT coalesce(max(id), 0) FROM "
+      "search_terms);");
 }
 
 // Indexes by trigram the vocabulary's terms search_terms_fts lacks, in one
@@ -331,6 +358,24 @@ Result<void> index_unindexed_terms(Database& db) {
              "UPDATE search_terms_indexed SET upto = (SELECT coalesce(max(id), 0) FROM "
              "search_terms)",
              [](Statement&) {});
+}
+
+// Runs `step` when `at_least` terms or more have ids above the `upto` of
+// `table` (the one-row table of a step that takes new terms a batch at a
+// time).
+Result<void> when_terms_wait(Database& db, std::string_view table, std::size_t at_least,
+                             Result<void> (*step)(Database&)) {
+  auto waiting = query_int(db,
+                           "SELECT (SELECT coalesce(max(id), 0) FROM search_terms) - upto "
+                           "FROM " +
+                               std::string(table));
+  if (!waiting) {
+    return std::unexpected(waiting.error());
+  }
+  if (*waiting < static_cast<std::int64_t>(at_least)) {
+    return {};
+  }
+  return step(db);
 }
 
 // Indexes in the word index the records search_fts lacks, in one statement
@@ -374,6 +419,9 @@ Result<void> fill_terms(Database& db) {
           "INSERT INTO search_terms (term) SELECT term FROM temp.search_fts_vocab;\n"
           "DROP TABLE temp.search_fts_vocab;");
       !r) {
+    return r;
+  }
+  if (auto r = merge_term_hashes(db); !r) {
     return r;
   }
   return index_unindexed_terms(db);
@@ -450,16 +498,15 @@ Result<void> Index::add_terms(const std::vector<IndexedTerm>& terms) {
     // FTS5 writes a segment (and merges older ones) whenever a statement
     // that fed it ends: indexing the new terms by trigram a batch at a time
     // costs a fraction of doing it in every append.
-    auto waiting = query_int(*db_,
-                             "SELECT (SELECT coalesce(max(id), 0) FROM search_terms) - upto "
-                             "FROM search_terms_indexed");
-    if (!waiting) {
-      return std::unexpected(waiting.error());
+    if (auto r =
+            when_terms_wait(*db_, "search_terms_indexed", kUnindexedTerms, index_unindexed_terms);
+        !r) {
+      return r;
     }
-    if (*waiting >= static_cast<std::int64_t>(kUnindexedTerms)) {
-      if (auto r = index_unindexed_terms(*db_); !r) {
-        return r;
-      }
+    if (auto r = when_terms_wait(*db_, "search_term_hashes_merged", kRecentTermHashes,
+                                 merge_term_hashes);
+        !r) {
+      return r;
     }
   }
   for (std::string& term : fresh) {
@@ -766,11 +813,11 @@ Result<bool> Index::search_fts_healthy() {
       *db_,
       "SELECT count(*) FROM sqlite_schema WHERE name IN ('search_fts', 'search_fts_docsize', "
       "'search_terms', 'search_terms_fts', 'search_term_hashes', 'search_terms_indexed', "
-      "'search_docs_indexed')");
+      "'search_docs_indexed', 'search_term_hashes_recent', 'search_term_hashes_merged')");
   if (!exists) {
     return std::unexpected(exists.error());
   }
-  if (*exists != 7) {
+  if (*exists != 9) {
     return false;
   }
   // The records the word index holds: all of them less the few waiting

@@ -59,7 +59,8 @@ void set_old_schema(const std::filesystem::path& db_path, int version) {
   exec(db_path,
        "DROP TRIGGER IF EXISTS search_docs_insert; DROP TRIGGER search_docs_delete; "
        "DROP TRIGGER search_terms_insert; DROP TABLE search_terms_fts; DROP TABLE search_terms; "
-       "DROP TABLE search_term_hashes; "
+       "DROP TABLE search_term_hashes; DROP TABLE search_term_hashes_recent; "
+       "DROP TABLE search_term_hashes_merged; "
        "CREATE TABLE search_terms (id INTEGER PRIMARY KEY, term TEXT NOT NULL UNIQUE); "
        "CREATE TABLE old_docs AS SELECT id, mailbox_id, uid, x'0001' AS text FROM search_docs; "
        "DROP TABLE search_docs; DROP TABLE search_purge; "
@@ -288,9 +289,10 @@ TEST_F(SearchIndexTest, VocabularyHoldsEveryIndexedTerm) {
   EXPECT_EQ(count("SELECT count(*) FROM (SELECT term FROM temp.v EXCEPT "
                   "SELECT term FROM search_terms)"),
             0);
-  // Each term once, each with its hash.
+  // Each term once, each with its hash (the newest in the small table).
   EXPECT_EQ(count("SELECT count(*) - count(DISTINCT term) FROM search_terms"), 0);
-  EXPECT_EQ(count("SELECT count(*) FROM search_term_hashes"),
+  EXPECT_EQ(count("SELECT (SELECT count(*) FROM search_term_hashes) + "
+                  "(SELECT count(*) FROM search_term_hashes_recent)"),
             count("SELECT count(*) FROM search_terms"));
   // "naïve" as i;unicode-casemap folds it: "i" and the combining diaeresis.
   EXPECT_EQ(count("SELECT count(*) FROM search_terms WHERE term = 'nai\xcc\x88ve'"), 1);
@@ -325,18 +327,57 @@ const std::string kFoldedMessage =
     "Stra\xC3\x9F"
     "e bei Chlo\xC3\xA9\r\n--b--\r\n";
 
+// Before schema 9 every term's hash was in search_term_hashes: this moves
+// the small table's there and drops it (and the trigger that fills it).
+constexpr std::string_view kSchema8Hashes =
+    "INSERT INTO search_term_hashes (hash, id) SELECT hash, id FROM search_term_hashes_recent; "
+    "DROP TRIGGER search_terms_insert; DROP TABLE search_term_hashes_recent; "
+    "DROP TABLE search_term_hashes_merged; "
+    "CREATE TRIGGER search_terms_insert AFTER INSERT ON search_terms BEGIN "
+    "INSERT INTO search_term_hashes (hash, id) VALUES (peregrine_term_hash(new.term), new.id); "
+    "END; ";
+
+// A schema 8 index (every term's hash in search_term_hashes) keeps its
+// vocabulary; the upgrade counts every present hash as merged, new terms'
+// hashes then go to the small table, and a term already there is not
+// added again.
+TEST_F(SearchIndexTest, Schema8TermHashesAreKeptOnUpgrade) {
+  Uid first = append("INBOX", message("Quarterly zyxwvut", "budget\r\n"));
+  reopen();  // the open indexes the records waiting for their batch
+  user_.reset();
+  exec(db(), std::string(kSchema8Hashes) + "PRAGMA user_version = 8;");
+  const std::int64_t terms = scalar(db(), "SELECT count(*) FROM search_terms");
+  ASSERT_GT(terms, 2);
+  reopen();
+  EXPECT_EQ(scalar(db(), "PRAGMA user_version"), kIndexSchemaVersion);
+  EXPECT_EQ(scalar(db(), "SELECT upto FROM search_term_hashes_merged"), terms);
+  EXPECT_EQ(scalar(db(), "SELECT count(*) FROM search_term_hashes"), terms);
+  EXPECT_EQ(scalar(db(), "SELECT count(*) FROM search_term_hashes_recent"), 0);
+  Uid second = append("INBOX", message("Plan qponmlk", "budget\r\n"));
+  reopen();
+  EXPECT_EQ(scalar(db(), "SELECT count(*) - count(DISTINCT term) FROM search_terms"), 0);
+  const std::int64_t added = scalar(db(), "SELECT count(*) FROM search_terms") - terms;
+  EXPECT_GT(added, 0);
+  EXPECT_EQ(scalar(db(), "SELECT count(*) FROM search_term_hashes_recent"), added);
+  expect_in_step(2);
+  EXPECT_EQ(candidates("INBOX", kTextSubject, {"yxwv"}), std::vector<Uid>{first});
+  EXPECT_EQ(candidates("INBOX", kTextSubject, {"ponml"}), std::vector<Uid>{second});
+  EXPECT_EQ(candidates("INBOX", kTextBody, {"udge"}), (std::vector<Uid>{first, second}));
+}
+
 // A schema 5 index (the insert trigger indexed each vocabulary term by
 // trigram) keeps its records and terms; the upgrade counts every present
 // term as indexed and new terms then wait for their batch.
 TEST_F(SearchIndexTest, Schema5VocabularyIsKeptOnUpgrade) {
   Uid first = append("INBOX", message("Quarterly zyxwvut", "budget\r\n"));
   user_.reset();
-  exec(db(),
-       "DROP TABLE search_terms_indexed; DROP TRIGGER search_terms_insert; "
-       "CREATE TRIGGER search_terms_insert AFTER INSERT ON search_terms BEGIN "
-       "INSERT INTO search_terms_fts (rowid, term) VALUES (new.id, new.term); "
-       "INSERT INTO search_term_hashes (hash, id) VALUES (peregrine_term_hash(new.term), new.id); "
-       "END; PRAGMA user_version = 5;");
+  exec(db(), std::string(kSchema8Hashes) +
+                 "DROP TABLE search_terms_indexed; DROP TRIGGER search_terms_insert; "
+                 "CREATE TRIGGER search_terms_insert AFTER INSERT ON search_terms BEGIN "
+                 "INSERT INTO search_terms_fts (rowid, term) VALUES (new.id, new.term); "
+                 "INSERT INTO search_term_hashes (hash, id) VALUES (peregrine_term_hash(new.term), "
+                 "new.id); "
+                 "END; PRAGMA user_version = 5;");
   const std::int64_t terms = scalar(db(), "SELECT count(*) FROM search_terms");
   reopen();
   EXPECT_EQ(scalar(db(), "PRAGMA user_version"), kIndexSchemaVersion);
@@ -836,6 +877,52 @@ TEST_F(IndexTest, ManyNewTermsReachTheVocabularyOnceEach) {
   }
   EXPECT_EQ(ask("nown1"), (std::vector<Uid>{1, 2}));
   EXPECT_EQ(ask("nown0"), std::vector<Uid>{1});
+}
+
+// New terms' hashes wait in a small table until Index::kRecentTermHashes
+// do, and then all move to the large one: a term is known (and not added
+// again) on either side of the merge, and every term is found by a
+// fragment; a rebuild leaves every hash merged.
+TEST_F(IndexTest, NewTermHashesAreMergedInBulk) {
+  const auto path = tmp_.path() / "index.sqlite";
+  auto words = [](char tag, std::size_t n) {
+    std::string out = "known";
+    for (std::size_t k = 0; k < n; ++k) {
+      out += std::string(" ") + tag + std::to_string(k) + "q";
+    }
+    return out;
+  };
+  ASSERT_TRUE(add(inbox_, 1, words('a', 100)));
+  ASSERT_TRUE(index_->index_waiting_docs());
+  EXPECT_EQ(scalar(path, "SELECT count(*) FROM search_term_hashes_recent"), 101);
+  EXPECT_EQ(scalar(path, "SELECT count(*) FROM search_term_hashes"), 0);
+  EXPECT_EQ(scalar(path, "SELECT upto FROM search_term_hashes_merged"), 0);
+  // Enough new terms to fill the small table: the batch that adds them
+  // merges them all.
+  ASSERT_TRUE(add(inbox_, 2, words('b', Index::kRecentTermHashes) + " a7q"));
+  ASSERT_TRUE(index_->index_waiting_docs());
+  const std::int64_t terms = scalar(path, "SELECT count(*) FROM search_terms");
+  EXPECT_EQ(terms, 101 + static_cast<std::int64_t>(Index::kRecentTermHashes));
+  EXPECT_EQ(scalar(path, "SELECT count(*) FROM search_term_hashes_recent"), 0);
+  EXPECT_EQ(scalar(path, "SELECT count(*) FROM search_term_hashes"), terms);
+  EXPECT_EQ(scalar(path, "SELECT upto FROM search_term_hashes_merged"), terms);
+  // Known terms from both batches, and two new ones.
+  ASSERT_TRUE(add(inbox_, 3, "a99q b65535q known c1q c2q"));
+  ASSERT_TRUE(index_->index_waiting_docs());
+  EXPECT_EQ(scalar(path, "SELECT count(*) - count(DISTINCT term) FROM search_terms"), 0);
+  EXPECT_EQ(scalar(path, "SELECT count(*) FROM search_term_hashes_recent"), 2);
+  EXPECT_EQ(ask("a7q"), (std::vector<Uid>{1, 2}));
+  EXPECT_EQ(ask("b4242"), std::vector<Uid>{2});
+  EXPECT_EQ(ask("b65535"), (std::vector<Uid>{2, 3}));
+  EXPECT_EQ(ask("2q"), (std::vector<Uid>{1, 2, 3}));
+  EXPECT_EQ(ask("nown"), (std::vector<Uid>{1, 2, 3}));
+  ASSERT_TRUE(index_->rebuild_search_fts());
+  EXPECT_EQ(scalar(path, "SELECT count(*) FROM search_term_hashes_recent"), 0);
+  EXPECT_EQ(scalar(path, "SELECT count(*) FROM search_term_hashes"), terms + 2);
+  EXPECT_EQ(scalar(path, "SELECT upto FROM search_term_hashes_merged"), terms + 2);
+  EXPECT_EQ(ask("c1q"), std::vector<Uid>{3});
+  auto healthy = index_->search_fts_healthy();
+  EXPECT_TRUE(healthy && *healthy);
 }
 
 TEST_F(SearchIndexTest, SchemaThreeIsMigratedToTheWordIndex) {
