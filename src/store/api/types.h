@@ -205,6 +205,10 @@ struct ChangeSet {
   ModSeq highest_modseq = 0;
   std::vector<MessageMeta> changed;   // current metadata, UID order
   std::vector<ExpungedUid> expunged;  // UID order
+  // False when the store no longer records some expunges after `since` (it
+  // keeps the newest ones only): `expunged` lists those it does, and a UID
+  // neither there nor current may have been expunged too.
+  bool expunged_complete = true;
 };
 
 // ---- Full-text search (UserStore::text_candidates) ----

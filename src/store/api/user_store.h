@@ -178,7 +178,8 @@ class UserStore {
                                                               const UidSet& uids) = 0;
 
   // What changed after `since`: messages whose MODSEQ is greater and
-  // messages expunged with a greater MODSEQ.
+  // messages expunged with a greater MODSEQ (as many as the store still
+  // records: ChangeSet::expunged_complete).
   virtual base::Result<ChangeSet> changes_since(std::string_view mailbox, ModSeq since) = 0;
 
   // ---- Full-text index ----

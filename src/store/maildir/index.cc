@@ -186,6 +186,11 @@ CREATE TABLE IF NOT EXISTS unsettled_files (
     R"sql(
 DROP TRIGGER IF EXISTS search_terms_insert;
 )sql",
+    // 9 -> 10: expunged UIDs are bounded (Index::kKeptExpunges); the
+    // highest MODSEQ of an expunge a mailbox forgot.
+    R"sql(
+ALTER TABLE mailboxes ADD COLUMN expunged_floor INTEGER NOT NULL DEFAULT 0;
+)sql",
 };
 static_assert(std::size(kMigrations) == kIndexSchemaVersion);
 
@@ -675,10 +680,14 @@ Result<void> Index::expunge_message(std::int64_t mailbox_id, Uid uid, ModSeq mod
   if (!r) {
     return r;
   }
-  return run(*db_, "INSERT OR REPLACE INTO expunged (mailbox_id, uid, modseq) VALUES (?1, ?2, ?3)",
-             [&](Statement& s) {
-               s.bind(1, mailbox_id).bind(2, uid).bind(3, static_cast<std::int64_t>(modseq));
-             });
+  r = run(*db_, "INSERT OR REPLACE INTO expunged (mailbox_id, uid, modseq) VALUES (?1, ?2, ?3)",
+          [&](Statement& s) {
+            s.bind(1, mailbox_id).bind(2, uid).bind(3, static_cast<std::int64_t>(modseq));
+          });
+  if (!r) {
+    return r;
+  }
+  return count_expunges(mailbox_id, 1);
 }
 
 Result<void> Index::expunge_messages(std::int64_t mailbox_id, std::span<const Uid> uids,
@@ -710,7 +719,7 @@ Result<void> Index::expunge_messages(std::int64_t mailbox_id, std::span<const Ui
     }
     i = j;
   }
-  return {};
+  return count_expunges(mailbox_id, uids.size());
 }
 
 Result<std::vector<Uid>> Index::move_all_messages(std::int64_t from_mailbox,
@@ -730,6 +739,9 @@ Result<std::vector<Uid>> Index::move_all_messages(std::int64_t from_mailbox,
   // The cache records follow through ON UPDATE CASCADE.
   r = run(*db_, "UPDATE messages SET mailbox_id = ?2 WHERE mailbox_id = ?1",
           [&](Statement& s) { s.bind(1, from_mailbox).bind(2, to_mailbox); });
+  if (r) {
+    r = count_expunges(from_mailbox, uids->size());
+  }
   if (!r) {
     return std::unexpected(r.error());
   }
@@ -774,6 +786,63 @@ Result<std::vector<ExpungedUid>> Index::expunged_since(std::int64_t mailbox_id, 
       [](const Statement& s) {
         return ExpungedUid{static_cast<Uid>(s.column_int(0)), static_cast<ModSeq>(s.column_int(1))};
       });
+}
+
+Result<ModSeq> Index::expunged_floor(std::int64_t mailbox_id) {
+  auto floor = query_int(*db_, "SELECT expunged_floor FROM mailboxes WHERE id = ?1",
+                         [&](Statement& s) { s.bind(1, mailbox_id); });
+  if (!floor) {
+    return std::unexpected(floor.error());
+  }
+  return static_cast<ModSeq>(*floor);
+}
+
+Result<void> Index::count_expunges(std::int64_t mailbox_id, std::size_t n) {
+  auto [unchecked, first] = unchecked_expunges_.try_emplace(mailbox_id, 0);
+  unchecked->second += n;
+  if (!first && unchecked->second < kKeptExpunges / 8) {
+    return {};
+  }
+  unchecked->second = 0;
+  // The expunge `offset` places from the newest (by MODSEQ, then UID:
+  // expunged_by_modseq holds the key's UID too); none when fewer are there.
+  auto nth = [&](std::size_t offset) {
+    return collect<ExpungedUid>(
+        *db_,
+        "SELECT modseq, uid FROM expunged WHERE mailbox_id = ?1 ORDER BY modseq DESC, uid DESC "
+        "LIMIT 1 OFFSET ?2",
+        [&](Statement& s) { s.bind(1, mailbox_id).bind(2, static_cast<std::int64_t>(offset)); },
+        [](const Statement& s) {
+          return ExpungedUid{static_cast<Uid>(s.column_int(1)),
+                             static_cast<ModSeq>(s.column_int(0))};
+        });
+  };
+  auto over = nth(2 * kKeptExpunges);
+  if (!over) {
+    return std::unexpected(over.error());
+  }
+  if (over->empty()) {
+    return {};
+  }
+  // The newest expunge to forget: it and every older one go.
+  auto last = nth(kKeptExpunges);
+  if (!last) {
+    return std::unexpected(last.error());
+  }
+  const ExpungedUid forget = last->front();
+  if (auto r = run(*db_, "DELETE FROM expunged WHERE mailbox_id = ?1 AND (modseq, uid) <= (?2, ?3)",
+                   [&](Statement& s) {
+                     s.bind(1, mailbox_id)
+                         .bind(2, static_cast<std::int64_t>(forget.modseq))
+                         .bind(3, forget.uid);
+                   });
+      !r) {
+    return r;
+  }
+  return run(*db_, "UPDATE mailboxes SET expunged_floor = max(expunged_floor, ?2) WHERE id = ?1",
+             [&](Statement& s) {
+               s.bind(1, mailbox_id).bind(2, static_cast<std::int64_t>(forget.modseq));
+             });
 }
 
 Result<std::vector<Uid>> Index::uids_from(std::int64_t mailbox_id, Uid first) {

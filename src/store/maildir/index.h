@@ -19,6 +19,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
@@ -32,7 +33,7 @@
 
 namespace peregrine::store::maildir {
 
-inline constexpr int kIndexSchemaVersion = 9;
+inline constexpr int kIndexSchemaVersion = 10;
 
 struct MailboxRow {
   std::int64_t id = 0;
@@ -214,6 +215,16 @@ class Index {
   base::Result<std::vector<CacheEntry>> cache_records(std::int64_t mailbox_id, const UidSet& uids);
   base::Result<std::vector<MessageRow>> changed_since(std::int64_t mailbox_id, ModSeq since);
   base::Result<std::vector<ExpungedUid>> expunged_since(std::int64_t mailbox_id, ModSeq since);
+  // The highest MODSEQ of an expunge the mailbox no longer records (0 when
+  // it records every one): expunged_since lists every expunge after
+  // `since` only when `since` is at least this.
+  base::Result<ModSeq> expunged_floor(std::int64_t mailbox_id);
+  // Expunged UIDs a mailbox records at least (its newest, by MODSEQ then
+  // UID); once it records twice as many, the older ones are forgotten and
+  // its floor raised. Nothing reads them before QRESYNC; a client that
+  // resynchronizes from further back than the history goes is told of
+  // every UID it knows that is not current.
+  static constexpr std::size_t kKeptExpunges = 10000;
   base::Result<std::vector<Uid>> uids_from(std::int64_t mailbox_id, Uid first);
 
   // ---- Full-text index (search_index.cc) ----
@@ -317,6 +328,13 @@ class Index {
   // The vocabulary's share of a batch: the terms of the waiting records.
   base::Result<void> add_waiting_terms();
 
+  // Counts `n` expunges recorded in `mailbox_id`, and forgets the oldest of
+  // its expunged UIDs when it records more than 2 * kKeptExpunges. Checked
+  // at a mailbox's first expunge on this connection and then once every
+  // kKeptExpunges / 8, so a loop of single expunges does not walk the
+  // index at each.
+  base::Result<void> count_expunges(std::int64_t mailbox_id, std::size_t n);
+
   // Adds the terms the vocabulary lacks, skipping those known_ holds and
   // probing the others a batch a statement.
   base::Result<void> add_terms(const std::vector<IndexedTerm>& terms);
@@ -342,6 +360,8 @@ class Index {
   // batch that indexes them need not decode them again.
   RecentColumns recent_columns_;
   std::size_t batch_at_ = kWaitingDocs;  // set_batch_at
+  // Expunges recorded per mailbox since its last check (count_expunges).
+  std::unordered_map<std::int64_t, std::size_t> unchecked_expunges_;
 };
 
 // Registers peregrine_search_column(record, n) on a connection: the terms

@@ -1,6 +1,7 @@
 #include "store/maildir/maildir_store.h"
 
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -359,7 +360,34 @@ TEST_F(MaildirStoreTest, ChangesSinceListsChangedMessages) {
   auto all = user_->changes_since("INBOX", 0);
   ASSERT_TRUE(all);
   EXPECT_EQ(all->changed.size(), 3u);
+  EXPECT_TRUE(all->expunged_complete);
   (void)b;
+}
+
+// Once a mailbox has forgotten old expunges (Index::kKeptExpunges), the
+// feed from below its floor says it is incomplete.
+TEST_F(MaildirStoreTest, ChangesSinceBelowTheExpungedFloorAreIncomplete) {
+  Uid a = append("INBOX", message("a"));
+  append("INBOX", message("b"));
+  ASSERT_TRUE(user_->remove_messages("INBOX", UidSet{a}));
+  const ModSeq floor = info("INBOX").highest_modseq;
+  user_.reset();
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open((tmp_.path() / "data" / "alice" / "index.sqlite").c_str(), &db),
+            SQLITE_OK);
+  const std::string forget =
+      "DELETE FROM expunged; UPDATE mailboxes SET expunged_floor = " + std::to_string(floor) +
+      " WHERE name = 'INBOX'";
+  EXPECT_EQ(sqlite3_exec(db, forget.c_str(), nullptr, nullptr, nullptr), SQLITE_OK);
+  sqlite3_close(db);
+  reopen();
+  auto below = user_->changes_since("INBOX", floor - 1);
+  ASSERT_TRUE(below);
+  EXPECT_FALSE(below->expunged_complete);
+  EXPECT_TRUE(below->expunged.empty());
+  auto at = user_->changes_since("INBOX", floor);
+  ASSERT_TRUE(at);
+  EXPECT_TRUE(at->expunged_complete);
 }
 
 // ---- Copy and move ----

@@ -966,6 +966,10 @@ Result<ChangeSet> MaildirUserStore::changes_since(std::string_view mailbox, ModS
   if (!expunged) {
     return std::unexpected(expunged.error());
   }
+  auto floor = index_->expunged_floor(row->id);
+  if (!floor) {
+    return std::unexpected(floor.error());
+  }
   ChangeSet set;
   set.highest_modseq = row->highest_modseq;
   set.changed.reserve(changed->size());
@@ -973,6 +977,7 @@ Result<ChangeSet> MaildirUserStore::changes_since(std::string_view mailbox, ModS
     set.changed.push_back(std::move(m.meta));
   }
   set.expunged = std::move(*expunged);
+  set.expunged_complete = since >= *floor;
   return set;
 }
 

@@ -51,30 +51,35 @@ void exec(const std::filesystem::path& db_path, const std::string& sql) {
   sqlite3_close(db);
 }
 
+// Before schema 10 a mailbox had no expunged_floor.
+constexpr std::string_view kSchema9Mailboxes = "ALTER TABLE mailboxes DROP COLUMN expunged_floor; ";
+
 // Leaves the index as a build of schema `version` (before 5) would have
 // left it: search_docs and search_purge keep texts (here one placeholder
 // text for every message) and the delete trigger moves them, the vocabulary
 // has its UNIQUE index.
 void set_old_schema(const std::filesystem::path& db_path, int version) {
-  exec(db_path,
-       "DROP TRIGGER IF EXISTS search_docs_insert; DROP TRIGGER search_docs_delete; "
-       "DROP TRIGGER search_terms_insert; DROP TABLE search_terms_fts; DROP TABLE search_terms; "
-       "DROP TABLE search_term_hashes; DROP TABLE search_term_hashes_recent; "
-       "DROP TABLE search_term_hashes_merged; "
-       "CREATE TABLE search_terms (id INTEGER PRIMARY KEY, term TEXT NOT NULL UNIQUE); "
-       "CREATE TABLE old_docs AS SELECT id, mailbox_id, uid, x'0001' AS text FROM search_docs; "
-       "DROP TABLE search_docs; DROP TABLE search_purge; "
-       "CREATE TABLE search_docs (id INTEGER PRIMARY KEY, mailbox_id INTEGER NOT NULL, "
-       "uid INTEGER NOT NULL, text BLOB NOT NULL, UNIQUE (mailbox_id, uid), "
-       "FOREIGN KEY (mailbox_id, uid) REFERENCES messages(mailbox_id, uid) "
-       "ON DELETE CASCADE ON UPDATE CASCADE); "
-       "INSERT INTO search_docs SELECT * FROM old_docs; DROP TABLE old_docs; "
-       "CREATE TABLE search_purge (id INTEGER PRIMARY KEY, text BLOB NOT NULL); "
-       "CREATE TRIGGER search_docs_delete AFTER DELETE ON search_docs BEGIN "
-       "INSERT INTO search_purge (id, text) VALUES (old.id, old.text); END; "
-       "INSERT INTO search_purge (id, text) VALUES (99, x'00'); "
-       "PRAGMA user_version = " +
-           std::to_string(version));
+  exec(
+      db_path,
+      std::string(kSchema9Mailboxes) +
+          "DROP TRIGGER IF EXISTS search_docs_insert; DROP TRIGGER search_docs_delete; "
+          "DROP TRIGGER search_terms_insert; DROP TABLE search_terms_fts; DROP TABLE search_terms; "
+          "DROP TABLE search_term_hashes; DROP TABLE search_term_hashes_recent; "
+          "DROP TABLE search_term_hashes_merged; "
+          "CREATE TABLE search_terms (id INTEGER PRIMARY KEY, term TEXT NOT NULL UNIQUE); "
+          "CREATE TABLE old_docs AS SELECT id, mailbox_id, uid, x'0001' AS text FROM search_docs; "
+          "DROP TABLE search_docs; DROP TABLE search_purge; "
+          "CREATE TABLE search_docs (id INTEGER PRIMARY KEY, mailbox_id INTEGER NOT NULL, "
+          "uid INTEGER NOT NULL, text BLOB NOT NULL, UNIQUE (mailbox_id, uid), "
+          "FOREIGN KEY (mailbox_id, uid) REFERENCES messages(mailbox_id, uid) "
+          "ON DELETE CASCADE ON UPDATE CASCADE); "
+          "INSERT INTO search_docs SELECT * FROM old_docs; DROP TABLE old_docs; "
+          "CREATE TABLE search_purge (id INTEGER PRIMARY KEY, text BLOB NOT NULL); "
+          "CREATE TRIGGER search_docs_delete AFTER DELETE ON search_docs BEGIN "
+          "INSERT INTO search_purge (id, text) VALUES (old.id, old.text); END; "
+          "INSERT INTO search_purge (id, text) VALUES (99, x'00'); "
+          "PRAGMA user_version = " +
+          std::to_string(version));
 }
 
 // Replaces the term record of every message with `packed` (the triggers
@@ -345,7 +350,8 @@ TEST_F(SearchIndexTest, Schema8TermHashesAreKeptOnUpgrade) {
   Uid first = append("INBOX", message("Quarterly zyxwvut", "budget\r\n"));
   reopen();  // the open indexes the records waiting for their batch
   user_.reset();
-  exec(db(), std::string(kSchema8Hashes) + "PRAGMA user_version = 8;");
+  exec(db(),
+       std::string(kSchema9Mailboxes) + std::string(kSchema8Hashes) + "PRAGMA user_version = 8;");
   const std::int64_t terms = scalar(db(), "SELECT count(*) FROM search_terms");
   ASSERT_GT(terms, 2);
   reopen();
@@ -371,7 +377,7 @@ TEST_F(SearchIndexTest, Schema8TermHashesAreKeptOnUpgrade) {
 TEST_F(SearchIndexTest, Schema5VocabularyIsKeptOnUpgrade) {
   Uid first = append("INBOX", message("Quarterly zyxwvut", "budget\r\n"));
   user_.reset();
-  exec(db(), std::string(kSchema8Hashes) +
+  exec(db(), std::string(kSchema9Mailboxes) + std::string(kSchema8Hashes) +
                  "DROP TABLE search_terms_indexed; DROP TRIGGER search_terms_insert; "
                  "CREATE TRIGGER search_terms_insert AFTER INSERT ON search_terms BEGIN "
                  "INSERT INTO search_terms_fts (rowid, term) VALUES (new.id, new.term); "
@@ -405,11 +411,11 @@ TEST_F(SearchIndexTest, Schema6RecordsAreKeptOnUpgrade) {
   Uid gone = append("INBOX", message("Other", "budget\r\n"));
   reopen();  // the open indexes the records waiting for their batch
   user_.reset();
-  exec(db(),
-       "DROP TABLE search_docs_indexed; DROP TRIGGER search_docs_delete; "
-       "CREATE TRIGGER search_docs_delete AFTER DELETE ON search_docs BEGIN "
-       "INSERT INTO search_purge (id, terms) VALUES (old.id, old.terms); END; "
-       "PRAGMA user_version = 6;");
+  exec(db(), std::string(kSchema9Mailboxes) +
+                 "DROP TABLE search_docs_indexed; DROP TRIGGER search_docs_delete; "
+                 "CREATE TRIGGER search_docs_delete AFTER DELETE ON search_docs BEGIN "
+                 "INSERT INTO search_purge (id, terms) VALUES (old.id, old.terms); END; "
+                 "PRAGMA user_version = 6;");
   const std::int64_t docs = scalar(db(), "SELECT max(id) FROM search_docs");
   reopen();
   EXPECT_EQ(scalar(db(), "PRAGMA user_version"), kIndexSchemaVersion);
@@ -466,22 +472,11 @@ TEST_F(SearchIndexTest, RecordsOfTheCurrentSchemaAreKeptAtOpen) {
 
 // The Index alone, on a fresh file: mailboxes, messages with a body text,
 // and queries of the body column.
-class IndexTest : public ::testing::Test {
+class IndexTest : public testing::IndexTest {
  protected:
   void SetUp() override {
-    auto index = Index::open(tmp_.path() / "index.sqlite", 1000);
-    ASSERT_TRUE(index) << index.error().message;
-    index_ = std::move(*index);
+    testing::IndexTest::SetUp();
     inbox_ = mailbox("INBOX");
-  }
-
-  std::int64_t mailbox(const std::string& name) {
-    MailboxRow box;
-    box.name = name;
-    box.uidvalidity = 1;
-    auto id = index_->insert_mailbox(box);
-    EXPECT_TRUE(id);
-    return id ? *id : 0;
   }
 
   // Stores message `uid` of `box` with `body` as its (folded) body text.
@@ -510,8 +505,6 @@ class IndexTest : public ::testing::Test {
     return r && *r ? (*r)->uids : std::vector<Uid>{0};
   }
 
-  testing::TempDir tmp_{"search-index"};
-  std::unique_ptr<Index> index_;
   std::int64_t inbox_ = 0;
 };
 

@@ -201,4 +201,28 @@ class StoreTest : public ::testing::Test {
   std::unique_ptr<UserStore> user_;
 };
 
+// An Index of its own in a temporary directory, for tests of the index
+// alone (no store around it).
+class IndexTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto index = Index::open(tmp_.path() / "index.sqlite", 1000);
+    ASSERT_TRUE(index) << index.error().message;
+    index_ = std::move(*index);
+  }
+
+  // Adds a mailbox named `name` and returns its id.
+  std::int64_t mailbox(const std::string& name) {
+    MailboxRow box;
+    box.name = name;
+    box.uidvalidity = 1;
+    auto id = index_->insert_mailbox(box);
+    EXPECT_TRUE(id);
+    return id ? *id : 0;
+  }
+
+  TempDir tmp_{"index"};
+  std::unique_ptr<Index> index_;
+};
+
 }  // namespace peregrine::store::maildir::testing
