@@ -178,11 +178,11 @@ CREATE TABLE IF NOT EXISTS unsettled_files (
     ON DELETE CASCADE ON UPDATE CASCADE
 );
 )sql",
-    // 8 -> 9: new terms' hashes go to search_term_hashes_recent, merged
-    // into search_term_hashes in bulk. The trigger goes;
-    // Index::create_search_fts creates the new one and
-    // search_term_hashes_merged, which records every present term's hash
-    // as merged (the old trigger put it in search_term_hashes).
+    // 8 -> 9: new terms' hashes go to search_term_hashes_recent, moved
+    // into search_term_hashes a slice of the hash range at a time. The
+    // trigger goes; Index::create_search_fts creates the new one, the
+    // small table (empty: the old trigger put every hash in the large
+    // one) and search_term_hashes_cursor.
     R"sql(
 DROP TRIGGER IF EXISTS search_terms_insert;
 )sql",

@@ -270,11 +270,11 @@ class Index {
   // them all by trigram (search_terms_indexed; queries read the waiting
   // ones from search_terms).
   static constexpr std::size_t kUnindexedTerms = 1024;
-  // New vocabulary terms whose hashes wait in search_term_hashes_recent
-  // before the batch that adds one more moves them all into
+  // New vocabulary terms' hashes search_term_hashes_recent holds before a
+  // batch moves a sixteenth of them (a slice of the hash range) into
   // search_term_hashes. A batch's new hashes dirty at most the small
-  // table's pages (about 240 at this size), and a merge, which rewrites
-  // most pages of the large one, comes once every this many new terms.
+  // table's pages (about 240 at this size); a move rewrites a sixteenth
+  // of the large one's, and comes once every 4,096 new terms or so.
   static constexpr std::size_t kRecentTermHashes = 65536;
   // Term records that wait before the change that adds one more indexes
   // them all in the word index (search_docs_indexed; queries read the

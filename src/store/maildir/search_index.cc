@@ -170,13 +170,16 @@ std::string create_fts_sql() {
       "(SELECT 1 FROM search_docs_indexed);\n"
       // Terms by a 31-bit hash of their bytes (peregrine_term_hash): what
       // tells Index::add_terms whether a term is new, at a fraction of the
-      // size of an index on the terms themselves. In two tables: the terms
-      // of ids up to search_term_hashes_merged.upto, and the newer ones
-      // (fewer than Index::kRecentTermHashes, merged into the first when
-      // that many wait). A new term's hash lands on a random page of its
-      // table; in the large one a batch of 5,000 new terms dirtied 4,000
-      // of them, 17 MB of WAL, where the small one has a few hundred pages
-      // in all (docs/benchmarks.md, "New terms' hashes in a small table").
+      // size of an index on the terms themselves. In two tables: new
+      // terms' hashes go to the small one, and whenever it holds
+      // Index::kRecentTermHashes or more, the hashes of one slice of the
+      // hash range move to the large one (the slices in turn, from
+      // search_term_hashes_cursor.next). A new term's hash lands on a
+      // random page of its table: in the large one a batch of 5,000 new
+      // terms dirtied 4,000 of them, 17 MB of WAL, where the small one has
+      // a few hundred pages in all, and a slice rewrites one sixteenth of
+      // the large one's (docs/benchmarks.md, "New terms' hashes in a small
+      // table").
       "CREATE TABLE IF NOT EXISTS search_term_hashes (hash INTEGER NOT NULL, id INTEGER NOT "
       "NULL, PRIMARY KEY (hash, id)) WITHOUT ROWID;\n"
       "CREATE TABLE IF NOT EXISTS search_term_hashes_recent (hash INTEGER NOT NULL, id INTEGER "
@@ -185,11 +188,9 @@ std::string create_fts_sql() {
       "  INSERT INTO search_term_hashes_recent (hash, id) VALUES (peregrine_term_hash(new.term), "
       "new.id);\n"
       "END;\n"
-      // Created with every present term's hash in search_term_hashes: the
-      // trigger of schema 8 put them there.
-      "CREATE TABLE IF NOT EXISTS search_term_hashes_merged (upto INTEGER NOT NULL);\n"
-      "INSERT INTO search_term_hashes_merged (upto) SELECT (SELECT coalesce(max(id), 0) FROM "
-      "search_terms) WHERE NOT EXISTS (SELECT 1 FROM search_term_hashes_merged);\n"
+      "CREATE TABLE IF NOT EXISTS search_term_hashes_cursor (next INTEGER NOT NULL);\n"
+      "INSERT INTO search_term_hashes_cursor (next) SELECT 0 WHERE NOT EXISTS (SELECT 1 FROM "
+      "search_term_hashes_cursor);\n"
       // The terms of ids up to `upto` are in search_terms_fts; newer ones
       // wait to be indexed a batch at a time (index_unindexed_terms), and
       // queries read them from search_terms. Created with every term
@@ -210,7 +211,7 @@ DROP TABLE IF EXISTS search_terms_fts;
 DROP TABLE IF EXISTS search_terms;
 DROP TABLE IF EXISTS search_term_hashes;
 DROP TABLE IF EXISTS search_term_hashes_recent;
-DROP TABLE IF EXISTS search_term_hashes_merged;
+DROP TABLE IF EXISTS search_term_hashes_cursor;
 DROP TABLE IF EXISTS search_terms_indexed;
 )sql";
 
@@ -333,15 +334,57 @@ std::string probe_sql(std::size_t n) {
          "))";
 }
 
-// Moves the recent terms' hashes into search_term_hashes: in hash order, so
-// each of its pages is written once.
+// Moves every recent term's hash into search_term_hashes (after a
+// rebuild filled the vocabulary).
 Result<void> merge_term_hashes(Database& db) {
   return db.exec(
       "INSERT INTO search_term_hashes (hash, id) SELECT hash, id FROM "
       "search_term_hashes_recent;\n"
-      "DELETE FROM search_term_hashes_recent;\n"
-      "UPDATE search_term_hashes_merged SET upto = (SELECT coalesce(max(id), 0) FROM "
-      "search_terms);");
+      "DELETE FROM search_term_hashes_recent;");
+}
+
+// Term hashes are 31 bits; a slice is a sixteenth of them.
+constexpr std::int64_t kHashSpace = std::int64_t{1} << 31;
+constexpr std::int64_t kHashSlice = kHashSpace / 16;
+
+// While search_term_hashes_recent holds `at_least` hashes or more, moves
+// those of the next slice of the hash range into search_term_hashes (in
+// hash order, each of its pages written once). Sixteen moves empty it.
+Result<void> move_term_hash_slices(Database& db, std::size_t at_least) {
+  for (int moves = 0; moves < kHashSpace / kHashSlice; ++moves) {
+    auto recent = query_int(db, "SELECT count(*) FROM search_term_hashes_recent");
+    if (!recent) {
+      return std::unexpected(recent.error());
+    }
+    if (*recent < static_cast<std::int64_t>(at_least)) {
+      return {};
+    }
+    auto next = query_int(db, "SELECT next FROM search_term_hashes_cursor");
+    if (!next) {
+      return std::unexpected(next.error());
+    }
+    const std::int64_t first = *next % kHashSpace;
+    const std::int64_t end = first + kHashSlice;
+    auto bind = [&](Statement& s) { s.bind(1, first).bind(2, end); };
+    if (auto r = run(db,
+                     "INSERT INTO search_term_hashes (hash, id) SELECT hash, id FROM "
+                     "search_term_hashes_recent WHERE hash >= ?1 AND hash < ?2",
+                     bind);
+        !r) {
+      return r;
+    }
+    if (auto r =
+            run(db, "DELETE FROM search_term_hashes_recent WHERE hash >= ?1 AND hash < ?2", bind);
+        !r) {
+      return r;
+    }
+    if (auto r = run(db, "UPDATE search_term_hashes_cursor SET next = ?1",
+                     [&](Statement& s) { s.bind(1, end % kHashSpace); });
+        !r) {
+      return r;
+    }
+  }
+  return {};
 }
 
 // Indexes by trigram the vocabulary's terms search_terms_fts lacks, in one
@@ -358,24 +401,6 @@ Result<void> index_unindexed_terms(Database& db) {
              "UPDATE search_terms_indexed SET upto = (SELECT coalesce(max(id), 0) FROM "
              "search_terms)",
              [](Statement&) {});
-}
-
-// Runs `step` when `at_least` terms or more have ids above the `upto` of
-// `table` (the one-row table of a step that takes new terms a batch at a
-// time).
-Result<void> when_terms_wait(Database& db, std::string_view table, std::size_t at_least,
-                             Result<void> (*step)(Database&)) {
-  auto waiting = query_int(db,
-                           "SELECT (SELECT coalesce(max(id), 0) FROM search_terms) - upto "
-                           "FROM " +
-                               std::string(table));
-  if (!waiting) {
-    return std::unexpected(waiting.error());
-  }
-  if (*waiting < static_cast<std::int64_t>(at_least)) {
-    return {};
-  }
-  return step(db);
 }
 
 // Indexes in the word index the records search_fts lacks, in one statement
@@ -498,14 +523,18 @@ Result<void> Index::add_terms(const std::vector<IndexedTerm>& terms) {
     // FTS5 writes a segment (and merges older ones) whenever a statement
     // that fed it ends: indexing the new terms by trigram a batch at a time
     // costs a fraction of doing it in every append.
-    if (auto r =
-            when_terms_wait(*db_, "search_terms_indexed", kUnindexedTerms, index_unindexed_terms);
-        !r) {
-      return r;
+    auto waiting = query_int(*db_,
+                             "SELECT (SELECT coalesce(max(id), 0) FROM search_terms) - upto "
+                             "FROM search_terms_indexed");
+    if (!waiting) {
+      return std::unexpected(waiting.error());
     }
-    if (auto r = when_terms_wait(*db_, "search_term_hashes_merged", kRecentTermHashes,
-                                 merge_term_hashes);
-        !r) {
+    if (*waiting >= static_cast<std::int64_t>(kUnindexedTerms)) {
+      if (auto r = index_unindexed_terms(*db_); !r) {
+        return r;
+      }
+    }
+    if (auto r = move_term_hash_slices(*db_, kRecentTermHashes); !r) {
       return r;
     }
   }
@@ -813,7 +842,7 @@ Result<bool> Index::search_fts_healthy() {
       *db_,
       "SELECT count(*) FROM sqlite_schema WHERE name IN ('search_fts', 'search_fts_docsize', "
       "'search_terms', 'search_terms_fts', 'search_term_hashes', 'search_terms_indexed', "
-      "'search_docs_indexed', 'search_term_hashes_recent', 'search_term_hashes_merged')");
+      "'search_docs_indexed', 'search_term_hashes_recent', 'search_term_hashes_cursor')");
   if (!exists) {
     return std::unexpected(exists.error());
   }

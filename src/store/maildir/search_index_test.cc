@@ -65,7 +65,7 @@ void set_old_schema(const std::filesystem::path& db_path, int version) {
           "DROP TRIGGER IF EXISTS search_docs_insert; DROP TRIGGER search_docs_delete; "
           "DROP TRIGGER search_terms_insert; DROP TABLE search_terms_fts; DROP TABLE search_terms; "
           "DROP TABLE search_term_hashes; DROP TABLE search_term_hashes_recent; "
-          "DROP TABLE search_term_hashes_merged; "
+          "DROP TABLE search_term_hashes_cursor; "
           "CREATE TABLE search_terms (id INTEGER PRIMARY KEY, term TEXT NOT NULL UNIQUE); "
           "CREATE TABLE old_docs AS SELECT id, mailbox_id, uid, x'0001' AS text FROM search_docs; "
           "DROP TABLE search_docs; DROP TABLE search_purge; "
@@ -337,7 +337,7 @@ const std::string kFoldedMessage =
 constexpr std::string_view kSchema8Hashes =
     "INSERT INTO search_term_hashes (hash, id) SELECT hash, id FROM search_term_hashes_recent; "
     "DROP TRIGGER search_terms_insert; DROP TABLE search_term_hashes_recent; "
-    "DROP TABLE search_term_hashes_merged; "
+    "DROP TABLE search_term_hashes_cursor; "
     "CREATE TRIGGER search_terms_insert AFTER INSERT ON search_terms BEGIN "
     "INSERT INTO search_term_hashes (hash, id) VALUES (peregrine_term_hash(new.term), new.id); "
     "END; ";
@@ -356,7 +356,7 @@ TEST_F(SearchIndexTest, Schema8TermHashesAreKeptOnUpgrade) {
   ASSERT_GT(terms, 2);
   reopen();
   EXPECT_EQ(scalar(db(), "PRAGMA user_version"), kIndexSchemaVersion);
-  EXPECT_EQ(scalar(db(), "SELECT upto FROM search_term_hashes_merged"), terms);
+  EXPECT_EQ(scalar(db(), "SELECT next FROM search_term_hashes_cursor"), 0);
   EXPECT_EQ(scalar(db(), "SELECT count(*) FROM search_term_hashes"), terms);
   EXPECT_EQ(scalar(db(), "SELECT count(*) FROM search_term_hashes_recent"), 0);
   Uid second = append("INBOX", message("Plan qponmlk", "budget\r\n"));
@@ -872,11 +872,12 @@ TEST_F(IndexTest, ManyNewTermsReachTheVocabularyOnceEach) {
   EXPECT_EQ(ask("nown0"), std::vector<Uid>{1});
 }
 
-// New terms' hashes wait in a small table until Index::kRecentTermHashes
-// do, and then all move to the large one: a term is known (and not added
-// again) on either side of the merge, and every term is found by a
-// fragment; a rebuild leaves every hash merged.
-TEST_F(IndexTest, NewTermHashesAreMergedInBulk) {
+// New terms' hashes wait in a small table; once it holds
+// Index::kRecentTermHashes, a batch moves those of one slice of the hash
+// range (a sixteenth, the slices in turn) to the large one. A term is
+// known (and not added again) on either side, every term is found by a
+// fragment, and a rebuild leaves every hash in the large table.
+TEST_F(IndexTest, NewTermHashesMoveToTheLargeTableASliceAtATime) {
   const auto path = tmp_.path() / "index.sqlite";
   auto words = [](char tag, std::size_t n) {
     std::string out = "known";
@@ -889,21 +890,29 @@ TEST_F(IndexTest, NewTermHashesAreMergedInBulk) {
   ASSERT_TRUE(index_->index_waiting_docs());
   EXPECT_EQ(scalar(path, "SELECT count(*) FROM search_term_hashes_recent"), 101);
   EXPECT_EQ(scalar(path, "SELECT count(*) FROM search_term_hashes"), 0);
-  EXPECT_EQ(scalar(path, "SELECT upto FROM search_term_hashes_merged"), 0);
+  EXPECT_EQ(scalar(path, "SELECT next FROM search_term_hashes_cursor"), 0);
   // Enough new terms to fill the small table: the batch that adds them
-  // merges them all.
+  // moves the first slice, and then holds fewer than the bound.
   ASSERT_TRUE(add(inbox_, 2, words('b', Index::kRecentTermHashes) + " a7q"));
   ASSERT_TRUE(index_->index_waiting_docs());
+  constexpr std::int64_t kSlice = std::int64_t{1} << 27;
   const std::int64_t terms = scalar(path, "SELECT count(*) FROM search_terms");
   EXPECT_EQ(terms, 101 + static_cast<std::int64_t>(Index::kRecentTermHashes));
-  EXPECT_EQ(scalar(path, "SELECT count(*) FROM search_term_hashes_recent"), 0);
-  EXPECT_EQ(scalar(path, "SELECT count(*) FROM search_term_hashes"), terms);
-  EXPECT_EQ(scalar(path, "SELECT upto FROM search_term_hashes_merged"), terms);
-  // Known terms from both batches, and two new ones.
+  const std::int64_t recent = scalar(path, "SELECT count(*) FROM search_term_hashes_recent");
+  EXPECT_LT(recent, static_cast<std::int64_t>(Index::kRecentTermHashes));
+  EXPECT_EQ(scalar(path, "SELECT count(*) FROM search_term_hashes"), terms - recent);
+  EXPECT_EQ(scalar(path, "SELECT count(*) FROM search_term_hashes_recent WHERE hash < " +
+                             std::to_string(kSlice)),
+            0);
+  EXPECT_EQ(scalar(path, "SELECT count(*) FROM search_term_hashes WHERE hash >= " +
+                             std::to_string(kSlice)),
+            0);
+  EXPECT_EQ(scalar(path, "SELECT next FROM search_term_hashes_cursor"), kSlice);
+  // Known terms of both tables, and two new ones.
   ASSERT_TRUE(add(inbox_, 3, "a99q b65535q known c1q c2q"));
   ASSERT_TRUE(index_->index_waiting_docs());
   EXPECT_EQ(scalar(path, "SELECT count(*) - count(DISTINCT term) FROM search_terms"), 0);
-  EXPECT_EQ(scalar(path, "SELECT count(*) FROM search_term_hashes_recent"), 2);
+  EXPECT_EQ(scalar(path, "SELECT count(*) FROM search_term_hashes_recent"), recent + 2);
   EXPECT_EQ(ask("a7q"), (std::vector<Uid>{1, 2}));
   EXPECT_EQ(ask("b4242"), std::vector<Uid>{2});
   EXPECT_EQ(ask("b65535"), (std::vector<Uid>{2, 3}));
@@ -912,7 +921,6 @@ TEST_F(IndexTest, NewTermHashesAreMergedInBulk) {
   ASSERT_TRUE(index_->rebuild_search_fts());
   EXPECT_EQ(scalar(path, "SELECT count(*) FROM search_term_hashes_recent"), 0);
   EXPECT_EQ(scalar(path, "SELECT count(*) FROM search_term_hashes"), terms + 2);
-  EXPECT_EQ(scalar(path, "SELECT upto FROM search_term_hashes_merged"), terms + 2);
   EXPECT_EQ(ask("c1q"), std::vector<Uid>{3});
   auto healthy = index_->search_fts_healthy();
   EXPECT_TRUE(healthy && *healthy);
