@@ -334,22 +334,14 @@ std::string probe_sql(std::size_t n) {
          "))";
 }
 
-// Moves every recent term's hash into search_term_hashes (after a
-// rebuild filled the vocabulary).
-Result<void> merge_term_hashes(Database& db) {
-  return db.exec(
-      "INSERT INTO search_term_hashes (hash, id) SELECT hash, id FROM "
-      "search_term_hashes_recent;\n"
-      "DELETE FROM search_term_hashes_recent;");
-}
-
 // Term hashes are 31 bits; a slice is a sixteenth of them.
 constexpr std::int64_t kHashSpace = std::int64_t{1} << 31;
 constexpr std::int64_t kHashSlice = kHashSpace / 16;
 
 // While search_term_hashes_recent holds `at_least` hashes or more, moves
 // those of the next slice of the hash range into search_term_hashes (in
-// hash order, each of its pages written once). Sixteen moves empty it.
+// hash order, each of its pages written once). Sixteen moves empty it (so
+// `at_least` 0 moves every hash).
 Result<void> move_term_hash_slices(Database& db, std::size_t at_least) {
   for (int moves = 0; moves < kHashSpace / kHashSlice; ++moves) {
     auto recent = query_int(db, "SELECT count(*) FROM search_term_hashes_recent");
@@ -446,7 +438,7 @@ Result<void> fill_terms(Database& db) {
       !r) {
     return r;
   }
-  if (auto r = merge_term_hashes(db); !r) {
+  if (auto r = move_term_hash_slices(db, 0); !r) {
     return r;
   }
   return index_unindexed_terms(db);
