@@ -5,7 +5,6 @@
 // returned success is there.
 
 #include <gtest/gtest.h>
-#include <sqlite3.h>
 
 #include <algorithm>
 #include <chrono>
@@ -748,18 +747,7 @@ class SettleLaterTest : public MaildirCrashTest {
   // Rows of unsettled_files, read through a connection of the test's own.
   std::int64_t unsettled_rows() const { return unsettled_rows_in(index_path()); }
   static std::int64_t unsettled_rows_in(const std::filesystem::path& db_path) {
-    sqlite3* db = nullptr;
-    EXPECT_EQ(sqlite3_open(db_path.c_str(), &db), SQLITE_OK);
-    sqlite3_stmt* stmt = nullptr;
-    std::int64_t value = -1;
-    if (sqlite3_prepare_v2(db, "SELECT count(*) FROM unsettled_files", -1, &stmt, nullptr) ==
-            SQLITE_OK &&
-        sqlite3_step(stmt) == SQLITE_ROW) {
-      value = sqlite3_column_int64(stmt, 0);
-    }
-    sqlite3_finalize(stmt);
-    sqlite3_close(db);
-    return value;
+    return testing::scalar(db_path, "SELECT count(*) FROM unsettled_files");
   }
 
   std::filesystem::path only_file(std::string_view mailbox) {

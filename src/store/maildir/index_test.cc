@@ -4,7 +4,6 @@
 #include "store/maildir/index.h"
 
 #include <gtest/gtest.h>
-#include <sqlite3.h>
 
 #include <numeric>
 #include <string>
@@ -106,14 +105,11 @@ TEST_F(ExpungedTest, SingleExpungesAreBoundedToo) {
 TEST_F(ExpungedTest, AnOverfullMailboxIsCutAtItsFirstExpunge) {
   constexpr Uid kKept = Index::kKeptExpunges;
   index_.reset();
-  sqlite3* db = nullptr;
-  ASSERT_EQ(sqlite3_open((tmp_.path() / "index.sqlite").c_str(), &db), SQLITE_OK);
-  const std::string fill =
+  testing::exec(
+      tmp_.path() / "index.sqlite",
       "WITH RECURSIVE run(uid) AS (SELECT 1 UNION ALL SELECT uid + 1 FROM run WHERE uid < " +
-      std::to_string(3 * kKept) + ") INSERT INTO expunged (mailbox_id, uid, modseq) SELECT " +
-      std::to_string(other_) + ", uid, 50 FROM run";
-  EXPECT_EQ(sqlite3_exec(db, fill.c_str(), nullptr, nullptr, nullptr), SQLITE_OK);
-  sqlite3_close(db);
+          std::to_string(3 * kKept) + ") INSERT INTO expunged (mailbox_id, uid, modseq) SELECT " +
+          std::to_string(other_) + ", uid, 50 FROM run");
   auto index = Index::open(tmp_.path() / "index.sqlite", 1000);
   ASSERT_TRUE(index) << index.error().message;
   index_ = std::move(*index);

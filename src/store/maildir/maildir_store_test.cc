@@ -1,7 +1,6 @@
 #include "store/maildir/maildir_store.h"
 
 #include <gtest/gtest.h>
-#include <sqlite3.h>
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -372,14 +371,9 @@ TEST_F(MaildirStoreTest, ChangesSinceBelowTheExpungedFloorAreIncomplete) {
   ASSERT_TRUE(user_->remove_messages("INBOX", UidSet{a}));
   const ModSeq floor = info("INBOX").highest_modseq;
   user_.reset();
-  sqlite3* db = nullptr;
-  ASSERT_EQ(sqlite3_open((tmp_.path() / "data" / "alice" / "index.sqlite").c_str(), &db),
-            SQLITE_OK);
-  const std::string forget =
-      "DELETE FROM expunged; UPDATE mailboxes SET expunged_floor = " + std::to_string(floor) +
-      " WHERE name = 'INBOX'";
-  EXPECT_EQ(sqlite3_exec(db, forget.c_str(), nullptr, nullptr, nullptr), SQLITE_OK);
-  sqlite3_close(db);
+  testing::exec(tmp_.path() / "data" / "alice" / "index.sqlite",
+                "DELETE FROM expunged; UPDATE mailboxes SET expunged_floor = " +
+                    std::to_string(floor) + " WHERE name = 'INBOX'");
   reopen();
   auto below = user_->changes_since("INBOX", floor - 1);
   ASSERT_TRUE(below);

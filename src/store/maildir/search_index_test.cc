@@ -23,33 +23,9 @@
 namespace peregrine::store::maildir {
 namespace {
 
+using testing::exec;
 using testing::message;
-
-// Runs SQL on the user's index file through a second connection (WAL lets
-// it read beside the store's) and returns the first column of the first row.
-std::int64_t scalar(const std::filesystem::path& db_path, const std::string& sql) {
-  sqlite3* db = nullptr;
-  EXPECT_EQ(sqlite3_open(db_path.c_str(), &db), SQLITE_OK);
-  sqlite3_stmt* stmt = nullptr;
-  std::int64_t value = -1;
-  if (sqlite3_prepare_v2(db, sql.c_str(), -1, &stmt, nullptr) == SQLITE_OK &&
-      sqlite3_step(stmt) == SQLITE_ROW) {
-    value = sqlite3_column_int64(stmt, 0);
-  }
-  sqlite3_finalize(stmt);
-  sqlite3_close(db);
-  return value;
-}
-
-void exec(const std::filesystem::path& db_path, const std::string& sql) {
-  sqlite3* db = nullptr;
-  ASSERT_EQ(sqlite3_open(db_path.c_str(), &db), SQLITE_OK);
-  char* error = nullptr;
-  EXPECT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &error), SQLITE_OK)
-      << (error ? error : "");
-  sqlite3_free(error);
-  sqlite3_close(db);
-}
+using testing::scalar;
 
 // Before schema 10 a mailbox had no expunged_floor.
 constexpr std::string_view kSchema9Mailboxes = "ALTER TABLE mailboxes DROP COLUMN expunged_floor; ";

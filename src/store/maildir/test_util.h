@@ -4,6 +4,7 @@
 // directory listings, and a check that the index and the files agree.
 
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -27,6 +28,34 @@
 namespace peregrine::store::maildir::testing {
 
 using test_support::TempDir;
+
+// Runs SQL on an index file through a connection of the test's own (WAL
+// lets it read beside the store's) and returns the first column of the
+// first row (-1 when there is none).
+inline std::int64_t scalar(const std::filesystem::path& db_path, const std::string& sql) {
+  sqlite3* db = nullptr;
+  EXPECT_EQ(sqlite3_open(db_path.c_str(), &db), SQLITE_OK);
+  sqlite3_stmt* stmt = nullptr;
+  std::int64_t value = -1;
+  if (sqlite3_prepare_v2(db, sql.c_str(), -1, &stmt, nullptr) == SQLITE_OK &&
+      sqlite3_step(stmt) == SQLITE_ROW) {
+    value = sqlite3_column_int64(stmt, 0);
+  }
+  sqlite3_finalize(stmt);
+  sqlite3_close(db);
+  return value;
+}
+
+// Runs SQL on an index file through a connection of the test's own.
+inline void exec(const std::filesystem::path& db_path, const std::string& sql) {
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(db_path.c_str(), &db), SQLITE_OK);
+  char* error = nullptr;
+  EXPECT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &error), SQLITE_OK)
+      << (error ? error : "");
+  sqlite3_free(error);
+  sqlite3_close(db);
+}
 
 inline std::string message(const std::string& subject, const std::string& body = "Hello.\r\n") {
   return "From: Alice <alice@example.com>\r\nTo: bob@example.com\r\nSubject: " + subject +
