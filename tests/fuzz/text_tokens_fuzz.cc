@@ -1,12 +1,16 @@
 // libFuzzer target for the word index's tokenizer and needle splitter
 // (src/store/maildir/text_tokens.h) and the record's terms (index_terms,
-// term_record.h). Invariants: every token is a non-empty run of lower-case
-// token bytes no longer than FTS5 keeps, and each lies in the input (A-Z
-// folded); a record's terms are sorted and unique, and are the tokens of
-// the input with its capitals encoded; a
-// needle's pieces are its runs of token bytes in order, and a piece starts
-// (ends) a token exactly when a separator precedes (follows) it; an FTS5
-// string round-trips; encoding capitals keeps the number of tokens. See tests/fuzz/README.md.
+// term_record.h). Invariants: every term is a non-empty string of
+// lower-case token bytes no longer than FTS5 keeps, and the terms lie in
+// the input (A-Z folded) in order of their starts; a record's terms are
+// sorted and unique, and are the terms of the input with its capitals
+// encoded; a needle's pieces lie in it in order, with only separators and
+// non-ASCII between them, and a piece that is no bigram of a longer CJK
+// stretch starts (ends) a term exactly when something precedes (follows)
+// it; in valid UTF-8, every piece of a needle cut from the input lies in
+// a term of the input's record as it says (the index never misses a
+// message that holds a needle); an FTS5 string round-trips; encoding
+// capitals keeps the number of terms. See tests/fuzz/README.md.
 
 #include <algorithm>
 #include <cstddef>
@@ -31,6 +35,37 @@ void check(bool ok, const char* what) {
   }
 }
 
+// Whether `s` is well-formed UTF-8 (encoded capitals' 0xFF aside: it is
+// always followed by an ASCII letter).
+bool valid_utf8(std::string_view s) {
+  std::size_t i = 0;
+  while (i < s.size()) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    if (c < 0x80 || c == 0xFF) {
+      ++i;
+      continue;
+    }
+    const std::size_t n = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC2 ? 2 : 0;
+    if (n == 0 || c > 0xF4 || i + n > s.size()) {
+      return false;
+    }
+    std::uint32_t cp = c & (0x7F >> n);
+    for (std::size_t k = 1; k < n; ++k) {
+      const auto b = static_cast<unsigned char>(s[i + k]);
+      if ((b & 0xC0) != 0x80) {
+        return false;
+      }
+      cp = (cp << 6) | (b & 0x3F);
+    }
+    const std::uint32_t min = n == 2 ? 0x80 : n == 3 ? 0x800 : 0x10000;
+    if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) {
+      return false;
+    }
+    i += n;
+  }
+  return true;
+}
+
 void run(std::string_view input) {
   const std::string folded = base::to_lower(input);
   std::string scratch;
@@ -42,7 +77,7 @@ void run(std::string_view input) {
     }
     std::size_t at = folded.find(token, from);
     check(at != std::string::npos, "token in input");
-    from = at + token.size();
+    from = at + 1;  // CJK bigrams overlap
   });
   mime::SearchText text;
   text.body = std::string(input);
@@ -63,21 +98,77 @@ void run(std::string_view input) {
   check(terms.size() <= tokens, "no record term but the tokens");
 
   auto pieces = needle_pieces(input);
-  std::string joined;
-  std::size_t pos = 0;
+  std::size_t covered = 0;                      // the end of the pieces so far
+  std::size_t last_bigram = std::string::npos;  // the start of the last piece, a bigram
   for (const NeedlePiece& p : pieces) {
     check(!p.text.empty(), "piece not empty");
-    std::size_t at = input.find(p.text, pos);
-    check(at != std::string_view::npos, "piece in needle");
-    for (std::size_t i = pos; i < at; ++i) {
-      check(!is_token_byte(static_cast<unsigned char>(input[i])), "only separators between");
+    const bool bigram = char_length(p.text, 0) < p.text.size() &&
+                        char_class(p.text.substr(0, char_length(p.text, 0))) == CharClass::kCjk;
+    // The bigrams of a stretch overlap by one character.
+    const std::size_t from = bigram && last_bigram != std::string::npos ? last_bigram + 1 : covered;
+    // The first place from `from` on where the piece may lie: only
+    // separators and non-ASCII before it, its flags as it lies there.
+    // (CJK punctuation between pieces may hold the bytes of a piece.)
+    std::size_t at = input.find(p.text, from);
+    for (; at != std::string_view::npos; at = input.find(p.text, at + 1)) {
+      bool gap_ok = true;
+      for (std::size_t i = covered; i < at; ++i) {
+        const auto b = static_cast<unsigned char>(input[i]);
+        gap_ok = gap_ok && (!is_token_byte(b) || b >= 0x80);
+      }
+      if (!gap_ok) {
+        at = std::string_view::npos;
+        break;
+      }
+      const std::size_t end = at + p.text.size();
+      if (bigram ? p.starts_token && p.ends_token
+                 : p.starts_token == (at > 0) && p.ends_token == (end < input.size())) {
+        break;
+      }
     }
-    check(p.starts_token == (at > 0), "starts_token");
-    pos = at + p.text.size();
-    check(p.ends_token == (pos < input.size()), "ends_token");
+    check(at != std::string_view::npos, "piece in needle as it says");
+    const std::size_t end = at + p.text.size();
+    last_bigram = bigram ? at : std::string::npos;
+    covered = std::max(covered, end);
   }
-  for (std::size_t i = pos; i < input.size(); ++i) {
-    check(!is_token_byte(static_cast<unsigned char>(input[i])), "only separators after");
+  for (std::size_t i = covered; i < input.size(); ++i) {
+    const auto b = static_cast<unsigned char>(input[i]);
+    check(!is_token_byte(b) || b >= 0x80, "only separators and non-ASCII after");
+  }
+
+  // A needle cut from a valid UTF-8 input: each of its pieces lies in a
+  // term of the input's record as it says (or a term was cut).
+  if (input.size() >= 2 && valid_utf8(input)) {
+    const std::size_t a = static_cast<unsigned char>(input[0]) % input.size();
+    const std::size_t n = static_cast<unsigned char>(input[1]) % (input.size() - a + 1);
+    const std::string needle = encode_capitals(input.substr(a, n));
+    if (valid_utf8(needle)) {
+      const std::vector<IndexedTerm> encoded_terms = index_terms(text);
+      bool cut = false;
+      for (const IndexedTerm& t : encoded_terms) {
+        cut = cut || t.text.size() >= kMaxTokenBytes;
+      }
+      for (const NeedlePiece& p : needle_pieces(needle)) {
+        bool found = false;
+        for (const IndexedTerm& t : encoded_terms) {
+          const std::string_view term = t.text;
+          if (p.starts_token && p.ends_token) {
+            found = term == p.text;
+          } else if (p.starts_token) {
+            found = term.substr(0, p.text.size()) == p.text;
+          } else if (p.ends_token) {
+            found =
+                term.size() >= p.text.size() && term.substr(term.size() - p.text.size()) == p.text;
+          } else {
+            found = term.find(p.text) != std::string_view::npos;
+          }
+          if (found) {
+            break;
+          }
+        }
+        check(found || cut, "a needle cut from the text has its pieces in the text's terms");
+      }
+    }
   }
 
   // Encoding capitals keeps the token boundaries and removes every A-Z.

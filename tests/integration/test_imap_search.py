@@ -2,6 +2,7 @@
 SEARCHRES, and the index's upkeep (peregrine index stats|rebuild, rebuilt
 when damaged, in step with the messages after a kill -9)."""
 
+import base64
 import os
 import sqlite3
 import sys
@@ -74,6 +75,29 @@ class SearchTest(ServerTestCase):
         typ, data = self.imap.uid("SEARCH", "BODY", "perform")
         self.assertEqual(typ, "OK")
         self.assertEqual(len(numbers(data)), 1)
+
+    def test_japanese_text(self):
+        # CJK text has no spaces; the index keeps its bigrams. A body in
+        # ISO-2022-JP, searched in UTF-8: a match anywhere in a sentence,
+        # across the 。 between two, and none for the same characters in
+        # another order.
+        body = "本日の会議資料を確認します。明日はよろしく。".encode("iso2022_jp")
+        message = (b"From: Tanaka <tanaka@example.jp>\r\nTo: alice@example.com\r\n"
+                   b"Subject: =?UTF-8?B?" + base64.b64encode("会議".encode()) +
+                   b"?=\r\nMIME-Version: 1.0\r\n"
+                   b"Content-Type: text/plain; charset=iso-2022-jp\r\n"
+                   b"Content-Transfer-Encoding: 7bit\r\n\r\n" + body + b"\r\n")
+        append_ok(self.imap, self.box, message)
+        self.imap.select(self.box)
+        for needle, want in (("会議資料", [4]), ("資", [4]), ("議資", [4]),
+                             ("確認します。明日", [4]), ("資料会議", []), ("会議です", [])):
+            with self.subTest(needle=needle):
+                self.imap.literal = needle.encode()
+                self.assertEqual(self.search("BODY", charset="UTF-8"), want)
+        self.imap.literal = "会議".encode()
+        self.assertEqual(self.search("SUBJECT", charset="UTF-8"), [4])
+        self.imap.literal = "会議".encode()
+        self.assertEqual(self.search("TEXT", charset="UTF-8"), [4])
 
     def test_bad_charset(self):
         raw = self.server.raw()

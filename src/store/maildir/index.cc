@@ -191,6 +191,10 @@ DROP TRIGGER IF EXISTS search_terms_insert;
     R"sql(
 ALTER TABLE mailboxes ADD COLUMN expunged_floor INTEGER NOT NULL DEFAULT 0;
 )sql",
+    // 10 -> 11: CJK text is indexed by bigrams (text_tokens.h). Nothing in
+    // SQL: Index::migrate cuts the records' terms anew (split_cjk_terms)
+    // and rebuilds the word index and the vocabulary from them.
+    "",
 };
 static_assert(std::size(kMigrations) == kIndexSchemaVersion);
 
@@ -353,7 +357,15 @@ Result<void> Index::migrate() {
       return r;
     }
   }
-  if (auto r = create_search_fts(); !r) {
+  // Term records came with schema 5; those before 11 hold CJK runs whole.
+  if (version >= 5 && version < 11) {
+    if (auto r = split_cjk_terms(); !r) {
+      return r;
+    }
+    if (auto r = rebuild_search_fts(); !r) {
+      return r;
+    }
+  } else if (auto r = create_search_fts(); !r) {
     return r;
   }
   if (auto r = db_->exec("PRAGMA user_version = " + std::to_string(kIndexSchemaVersion)); !r) {

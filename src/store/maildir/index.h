@@ -33,7 +33,7 @@
 
 namespace peregrine::store::maildir {
 
-inline constexpr int kIndexSchemaVersion = 10;
+inline constexpr int kIndexSchemaVersion = 11;
 
 struct MailboxRow {
   std::int64_t id = 0;
@@ -260,6 +260,12 @@ class Index {
   // Drops the word index and the vocabulary and indexes every term record
   // again.
   base::Result<void> rebuild_search_fts();
+  // Cuts the terms of every record written before schema 11 as
+  // text_tokens.h now cuts a text (CJK stretches into bigrams). A record
+  // with a term cut at kMaxTokenBytes that may hold CJK is deleted: the
+  // open indexes its message again from the file. Leaves the word index
+  // and the vocabulary stale (rebuild_search_fts follows).
+  base::Result<void> split_cjk_terms();
   // Removes up to `limit` deleted texts (search_purge) from the word
   // index; returns how many it removed (0: nothing is pending).
   base::Result<std::size_t> purge_search_fts(std::size_t limit);

@@ -32,6 +32,7 @@
 #include <algorithm>
 #include <cstring>
 #include <iterator>
+#include <map>
 #include <unordered_set>
 
 #include "base/log.h"
@@ -993,6 +994,72 @@ Result<void> Index::rebuild_search_fts() {
     return r;
   }
   return fill_terms(*db_);
+}
+
+Result<void> Index::split_cjk_terms() {
+  // A few thousand records at a time: a large mailbox's records need not
+  // all be in memory, and no row is updated under the statement reading.
+  constexpr std::int64_t kRecordsPerStep = 2000;
+  std::int64_t after = 0;
+  for (;;) {
+    std::vector<std::pair<std::int64_t, std::optional<std::string>>> changes;
+    std::int64_t last = after;
+    auto r = each_row(
+        *db_, "SELECT id, terms FROM search_docs WHERE id > ?1 ORDER BY id LIMIT ?2",
+        [&](Statement& s) { s.bind(1, after).bind(2, kRecordsPerStep); },
+        [&](const Statement& s) {
+          last = s.column_int(0);
+          auto terms = unpack_terms(s.column_blob(1));
+          if (!terms) {
+            changes.emplace_back(last, std::nullopt);  // corrupt: the file decides
+            return true;
+          }
+          std::map<std::string, std::uint8_t, std::less<>> split;
+          bool changed = false;
+          for (const IndexedTerm& term : *terms) {
+            const bool may_hold_cjk = std::any_of(term.text.begin(), term.text.end(), [](char c) {
+              return may_start_cjk(static_cast<unsigned char>(c));
+            });
+            if (may_hold_cjk && term.text.size() >= kMaxTokenBytes) {
+              changes.emplace_back(last, std::nullopt);  // FTS5 cut the rest
+              return true;
+            }
+            changed = changed || may_hold_cjk;
+            for_each_run_term(term.text, [&](std::string_view t) {
+              auto it = split.find(t);
+              if (it == split.end()) {
+                it = split.emplace(std::string(t), 0).first;
+              }
+              it->second |= term.columns;
+            });
+          }
+          if (changed) {
+            std::vector<IndexedTerm> out;
+            out.reserve(split.size());
+            for (auto& [text, columns] : split) {
+              out.push_back(IndexedTerm{text, columns});
+            }
+            changes.emplace_back(last, pack_terms(out));
+          }
+          return true;
+        });
+    if (!r) {
+      return r;
+    }
+    if (last == after) {
+      return {};
+    }
+    after = last;
+    for (const auto& [id, packed] : changes) {
+      auto done = packed ? run(*db_, "UPDATE search_docs SET terms = ?2 WHERE id = ?1",
+                               [&](Statement& s) { s.bind(1, id).bind_blob(2, *packed); })
+                         : run(*db_, "DELETE FROM search_docs WHERE id = ?1",
+                               [&](Statement& s) { s.bind(1, id); });
+      if (!done) {
+        return done;
+      }
+    }
+  }
 }
 
 Result<void> Index::clear_search_index() { return recreate_search_fts(/*keep_texts=*/false); }

@@ -23,6 +23,8 @@
 namespace peregrine::store::maildir {
 namespace {
 
+using testing::blob;
+using testing::blob_literal;
 using testing::exec;
 using testing::message;
 using testing::scalar;
@@ -347,10 +349,101 @@ TEST_F(SearchIndexTest, Schema8TermHashesAreKeptOnUpgrade) {
   EXPECT_EQ(candidates("INBOX", kTextBody, {"udge"}), (std::vector<Uid>{first, second}));
 }
 
+// CJK text, written without spaces, is indexed by bigrams: a needle of CJK
+// characters finds the messages that hold it wherever it starts, exactly
+// when it is one or two characters long.
+TEST_F(SearchIndexTest, CjkTextIsFoundByItsBigrams) {
+  const std::string kaigi = "\xe4\xbc\x9a\xe8\xad\xb0";                // 会議
+  const std::string shiryo = "\xe8\xb3\x87\xe6\x96\x99";               // 資料
+  const std::string kakunin = "\xe3\x82\x92\xe7\xa2\xba\xe8\xaa\x8d";  // を確認
+  const std::string ashita = "\xe6\x98\x8e\xe6\x97\xa5";               // 明日
+  const std::string maru = "\xe3\x80\x82";                             // 。
+  Uid first = append("INBOX", message("Plan", kaigi + shiryo + kakunin + maru + ashita + "\r\n"));
+  Uid second = append("INBOX", message("Other", shiryo + "\r\n"));
+  for (int pass = 0; pass < 2; ++pass) {
+    SCOPED_TRACE(pass == 0 ? "records waiting for their batch" : "records in the word index");
+    EXPECT_EQ(candidates("INBOX", kTextBody, {kaigi}), std::vector<Uid>{first});
+    EXPECT_TRUE(exact("INBOX", kTextBody, {kaigi}));
+    EXPECT_EQ(candidates("INBOX", kTextBody, {shiryo}), (std::vector<Uid>{first, second}));
+    EXPECT_EQ(candidates("INBOX", kTextBody, {kaigi.substr(3)}), std::vector<Uid>{first});
+    EXPECT_TRUE(exact("INBOX", kTextBody, {kaigi.substr(3)}));
+    EXPECT_EQ(candidates("INBOX", kTextBody, {kaigi.substr(3) + shiryo + kakunin.substr(0, 3)}),
+              std::vector<Uid>{first});
+    EXPECT_FALSE(exact("INBOX", kTextBody, {kaigi + shiryo + kakunin}));  // bigrams, not order
+    EXPECT_EQ(candidates("INBOX", kTextBody, {shiryo + kaigi}), std::vector<Uid>{});
+    EXPECT_EQ(candidates("INBOX", kTextBody, {kakunin.substr(6) + maru + ashita}),
+              std::vector<Uid>{first});
+    EXPECT_EQ(candidates("INBOX", kTextSubject, {shiryo}), std::vector<Uid>{});
+    reopen();  // the open indexes the records waiting for their batch
+  }
+  expect_in_step(2);
+  EXPECT_EQ(scalar(db(), "SELECT count(*) FROM search_terms WHERE instr(term, '" + maru + "')"), 0);
+  EXPECT_EQ(scalar(db(), "SELECT count(*) FROM search_terms WHERE term = '" + kaigi + "'"), 1);
+}
+
+// A schema 10 index holds each run of CJK text as one term. The upgrade
+// cuts its records' terms into bigrams and indexes them again; a record
+// whose CJK run FTS5 had cut (kMaxTokenBytes) is made again from its
+// message file.
+TEST_F(SearchIndexTest, Schema10CjkRunsBecomeBigramsOnUpgrade) {
+  const std::string kaigi = "\xe4\xbc\x9a\xe8\xad\xb0";   // 会議
+  const std::string shiryo = "\xe8\xb3\x87\xe6\x96\x99";  // 資料
+  const std::string sentence = kaigi + shiryo + "\xe3\x80\x82" + shiryo;
+  std::string long_run;
+  while (long_run.size() < kMaxTokenBytes + 100) {
+    long_run += kaigi;
+  }
+  Uid first = append("INBOX", message("Plan", "Budget " + sentence + "\r\n"));
+  Uid second = append("INBOX", message("Long", long_run + "\r\n"));
+  reopen();
+  user_.reset();
+  const auto record = [&](Uid uid) {
+    return blob(db(), "SELECT terms FROM search_docs WHERE uid = " + std::to_string(uid));
+  };
+  const std::string first_record = record(first);
+  const std::string second_record = record(second);
+  // The records as schema 10 wrote them: the runs whole, cut after
+  // kMaxTokenBytes.
+  const auto old_record = [&](const std::string& packed, const std::string& run) {
+    auto terms = unpack_terms(packed);
+    EXPECT_TRUE(terms.has_value());
+    std::vector<IndexedTerm> out;
+    for (IndexedTerm& t : *terms) {
+      if (static_cast<unsigned char>(t.text[0]) < 0xe0) {
+        out.push_back(std::move(t));
+      }
+    }
+    out.push_back(IndexedTerm{run.substr(0, kMaxTokenBytes), kTextBody});
+    std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.text < b.text; });
+    return pack_terms(out);
+  };
+  exec(db(), std::string(kSchema9Mailboxes) + "ALTER TABLE mailboxes ADD COLUMN expunged_floor " +
+                 "INTEGER NOT NULL DEFAULT 0; UPDATE search_docs SET terms = " +
+                 blob_literal(old_record(first_record, sentence)) +
+                 " WHERE uid = " + std::to_string(first) + "; UPDATE search_docs SET terms = " +
+                 blob_literal(old_record(second_record, long_run)) +
+                 " WHERE uid = " + std::to_string(second) + "; PRAGMA user_version = 10;");
+  ASSERT_NE(record(first), first_record);
+  reopen();
+  EXPECT_EQ(scalar(db(), "PRAGMA user_version"), kIndexSchemaVersion);
+  EXPECT_EQ(unpack_terms(record(first)), unpack_terms(first_record));
+  EXPECT_EQ(unpack_terms(record(second)), unpack_terms(second_record));
+  expect_in_step(2);
+  // No term of the vocabulary holds more than two CJK characters.
+  EXPECT_EQ(scalar(db(),
+                   "SELECT count(*) FROM search_terms WHERE length(term) > 2 AND "
+                   "CAST(term AS BLOB) >= x'e0'"),
+            0);
+  EXPECT_EQ(candidates("INBOX", kTextBody, {kaigi}), (std::vector<Uid>{first, second}));
+  EXPECT_EQ(candidates("INBOX", kTextBody, {shiryo + shiryo}), std::vector<Uid>{});
+  EXPECT_EQ(candidates("INBOX", kTextBody, {"budget"}), std::vector<Uid>{first});
+}
+
 // A schema 5 index (the insert trigger indexed each vocabulary term by
-// trigram) keeps its records and terms; the upgrade counts every present
-// term as indexed and new terms then wait for their batch.
-TEST_F(SearchIndexTest, Schema5VocabularyIsKeptOnUpgrade) {
+// trigram) keeps its records; the upgrade to 11 indexes them again (CJK
+// bigrams), every term of the vocabulary by trigram, and new terms then
+// wait for their batch.
+TEST_F(SearchIndexTest, Schema5RecordsAreKeptOnUpgrade) {
   Uid first = append("INBOX", message("Quarterly zyxwvut", "budget\r\n"));
   user_.reset();
   exec(db(), std::string(kSchema9Mailboxes) + std::string(kSchema8Hashes) +
@@ -360,10 +453,11 @@ TEST_F(SearchIndexTest, Schema5VocabularyIsKeptOnUpgrade) {
                  "INSERT INTO search_term_hashes (hash, id) VALUES (peregrine_term_hash(new.term), "
                  "new.id); "
                  "END; PRAGMA user_version = 5;");
-  const std::int64_t terms = scalar(db(), "SELECT count(*) FROM search_terms");
   reopen();
   EXPECT_EQ(scalar(db(), "PRAGMA user_version"), kIndexSchemaVersion);
-  EXPECT_EQ(scalar(db(), "SELECT upto FROM search_terms_indexed"), terms);
+  EXPECT_GT(scalar(db(), "SELECT count(*) FROM search_terms"), 0);
+  EXPECT_EQ(scalar(db(), "SELECT upto FROM search_terms_indexed"),
+            scalar(db(), "SELECT max(id) FROM search_terms"));
   EXPECT_EQ(scalar(db(),
                    "SELECT count(*) FROM sqlite_schema WHERE name = 'search_terms_insert' AND "
                    "sql LIKE '%search_terms_fts%'"),

@@ -269,9 +269,11 @@ class TermSet {
 };
 
 // What a byte is to the tokenizer: 0 a separator, kToken a token byte,
-// kToken | kCapital an ASCII capital.
+// with kCapital for an ASCII capital and kMayStartCjk for the lead bytes
+// of CJK characters (text_tokens.h).
 constexpr std::uint8_t kToken = 1;
 constexpr std::uint8_t kCapital = 2;
+constexpr std::uint8_t kMayStartCjk = 4;
 constexpr std::array<std::uint8_t, 256> kByteKinds = [] {
   std::array<std::uint8_t, 256> kinds{};
   for (int b = 0; b < 256; ++b) {
@@ -281,15 +283,17 @@ constexpr std::array<std::uint8_t, 256> kByteKinds = [] {
     if (b >= 'A' && b <= 'Z') {
       kinds[b] |= kCapital;
     }
+    if (may_start_cjk(static_cast<unsigned char>(b))) {
+      kinds[b] |= kMayStartCjk;
+    }
   }
   return kinds;
 }();
 
-// Calls fn(term) for every token of `text` as the word index sees it after
-// encode_capitals: each maximal run of token bytes, an ASCII capital written
-// as 0xFF and its lower-case letter, cut after kMaxTokenBytes bytes. A run
-// without capitals is passed as it lies in the text; others are built in
-// `scratch`.
+// Calls fn(term) for every term of `text` as the word index sees it after
+// encode_capitals (text_tokens.h: an ASCII capital written as 0xFF and its
+// lower-case letter). A run of token bytes without capitals or CJK is
+// passed as it lies in the text; others are built in `scratch` or split.
 template <class Fn>
 void for_each_encoded_token(std::string_view text, std::string& scratch, Fn&& fn) {
   const std::size_t n = text.size();
@@ -308,23 +312,25 @@ void for_each_encoded_token(std::string_view text, std::string& scratch, Fn&& fn
     if (i == start) {
       break;
     }
-    if ((kinds & kCapital) == 0) {
-      fn(text.substr(start, std::min(i - start, kMaxTokenBytes)));
-      continue;
-    }
-    scratch.clear();
-    for (std::size_t k = start; k < i && scratch.size() < kMaxTokenBytes; ++k) {
-      const char c = text[k];
-      if (c >= 'A' && c <= 'Z') {
-        scratch += '\xff';
-        if (scratch.size() < kMaxTokenBytes) {
+    std::string_view run = text.substr(start, i - start);
+    if ((kinds & kCapital) != 0) {
+      // The encoding is never cut: for_each_run_term cuts the terms.
+      scratch.clear();
+      for (const char c : run) {
+        if (c >= 'A' && c <= 'Z') {
+          scratch += '\xff';
           scratch += static_cast<char>(c - 'A' + 'a');
+        } else {
+          scratch += c;
         }
-      } else {
-        scratch += c;
       }
+      run = scratch;
     }
-    fn(std::string_view(scratch));
+    if ((kinds & kMayStartCjk) == 0) {
+      fn(run.substr(0, kMaxTokenBytes));
+    } else {
+      for_each_run_term(run, fn);
+    }
   }
 }
 

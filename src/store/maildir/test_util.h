@@ -46,6 +46,33 @@ inline std::int64_t scalar(const std::filesystem::path& db_path, const std::stri
   return value;
 }
 
+// The first column of the first row as bytes (empty when there is none).
+inline std::string blob(const std::filesystem::path& db_path, const std::string& sql) {
+  sqlite3* db = nullptr;
+  EXPECT_EQ(sqlite3_open(db_path.c_str(), &db), SQLITE_OK);
+  sqlite3_stmt* stmt = nullptr;
+  std::string value;
+  if (sqlite3_prepare_v2(db, sql.c_str(), -1, &stmt, nullptr) == SQLITE_OK &&
+      sqlite3_step(stmt) == SQLITE_ROW) {
+    value.assign(static_cast<const char*>(sqlite3_column_blob(stmt, 0)),
+                 static_cast<std::size_t>(sqlite3_column_bytes(stmt, 0)));
+  }
+  sqlite3_finalize(stmt);
+  sqlite3_close(db);
+  return value;
+}
+
+// `bytes` as an SQL blob literal (x'...').
+inline std::string blob_literal(std::string_view bytes) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out = "x'";
+  for (char c : bytes) {
+    out += kHex[static_cast<unsigned char>(c) >> 4];
+    out += kHex[static_cast<unsigned char>(c) & 15];
+  }
+  return out + "'";
+}
+
 // Runs SQL on an index file through a connection of the test's own.
 inline void exec(const std::filesystem::path& db_path, const std::string& sql) {
   sqlite3* db = nullptr;

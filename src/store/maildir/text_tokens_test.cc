@@ -1,13 +1,17 @@
 // The word index's tokenizer (index_terms, which cuts a text into the
 // terms of its record) against SQLite FTS5's own `ascii` tokenizer given the
-// same text with its capitals encoded: the vocabulary is only exact if both
-// cut a text into the same terms.
+// same text with its capitals encoded: both cut it into the same runs of
+// token bytes, which index_terms then cuts where they hold CJK text. And
+// FTS5, given a record's terms joined by spaces, indexes exactly those
+// terms: the vocabulary is only exact if it does.
 
 #include "store/maildir/text_tokens.h"
 
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 
+#include <algorithm>
+#include <iterator>
 #include <random>
 #include <string>
 #include <vector>
@@ -58,9 +62,26 @@ std::vector<std::string> record_terms(const std::string& text) {
   return out;
 }
 
+// FTS5's runs of `text`, each cut as for_each_run_term cuts it, sorted
+// and distinct.
+std::vector<std::string> split_fts5_terms(const std::string& text) {
+  std::vector<std::string> out;
+  for (const std::string& run : fts5_terms(encode_capitals(text))) {
+    for_each_run_term(run, [&](std::string_view term) { out.emplace_back(term); });
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
 void expect_same_terms(const std::string& text) {
-  EXPECT_EQ(record_terms(text), fts5_terms(encode_capitals(text)))
-      << "text of " << text.size() << " bytes";
+  const std::vector<std::string> terms = record_terms(text);
+  EXPECT_EQ(terms, split_fts5_terms(text)) << "text of " << text.size() << " bytes";
+  std::string joined;
+  for (const std::string& t : terms) {
+    joined += t + " ";
+  }
+  EXPECT_EQ(fts5_terms(joined), terms) << "text of " << text.size() << " bytes";
 }
 
 TEST(TextTokens, AgreeWithFts5OnKnownTexts) {
@@ -87,11 +108,19 @@ TEST(TextTokens, AgreeWithFts5OnRandomTexts) {
   // Bytes drawn mostly from the edges of the token classes.
   const std::string edges =
       std::string("09AZaz@[`{/:\x7f\x80\xbf\xc0\xff \n\t\"'_-.", 26) + std::string(1, '\0');
+  // CJK characters and punctuation, and their neighbours.
+  const std::string wide[] = {"\xe4\xbc\x9a", "\xe8\xad\xb0", "\xe3\x80\x82",     "\xe3\x80\x80",
+                              "\xea\xb0\x80", "\xef\xbc\x8c", "\xf0\xa0\x80\x80", "\xe2\x80\x94",
+                              "\xc3\xa9",     "\xe3\x83\xbb", "\xe1\x84\x80"};
   for (int round = 0; round < 300; ++round) {
     std::string text;
     std::size_t n = rng() % 200;
     for (std::size_t i = 0; i < n; ++i) {
-      text += rng() % 3 == 0 ? static_cast<char>(rng() % 256) : edges[rng() % edges.size()];
+      if (rng() % 4 == 0) {
+        text += wide[rng() % std::size(wide)];
+      } else {
+        text += rng() % 3 == 0 ? static_cast<char>(rng() % 256) : edges[rng() % edges.size()];
+      }
     }
     expect_same_terms(text);
   }
@@ -115,6 +144,90 @@ TEST(TextTokens, NeedlePieces) {
   EXPECT_TRUE(p[0].starts_token && p[0].ends_token);
   EXPECT_TRUE(needle_pieces(" ,;").empty());
   EXPECT_TRUE(needle_pieces("").empty());
+}
+
+// Runs of CJK characters give their bigrams, CJK punctuation separates,
+// and the rest of a run stays one term.
+TEST(TextTokens, CjkTextGivesBigrams) {
+  // 会議資料を確認
+  EXPECT_EQ(record_terms("\xe4\xbc\x9a\xe8\xad\xb0\xe8\xb3\x87\xe6\x96\x99\xe3\x82\x92"
+                         "\xe7\xa2\xba\xe8\xaa\x8d"),
+            (std::vector<std::string>{"\xe3\x82\x92\xe7\xa2\xba", "\xe4\xbc\x9a\xe8\xad\xb0",
+                                      "\xe6\x96\x99\xe3\x82\x92", "\xe7\xa2\xba\xe8\xaa\x8d",
+                                      "\xe8\xad\xb0\xe8\xb3\x87", "\xe8\xb3\x87\xe6\x96\x99"}));
+  // 東京。大阪、一
+  EXPECT_EQ(record_terms("\xe6\x9d\xb1\xe4\xba\xac\xe3\x80\x82\xe5\xa4\xa7\xe9\x98\xaa"
+                         "\xe3\x80\x81\xe4\xb8\x80"),
+            (std::vector<std::string>{"\xe4\xb8\x80", "\xe5\xa4\xa7\xe9\x98\xaa",
+                                      "\xe6\x9d\xb1\xe4\xba\xac"}));
+  // Abc会議déf: Latin stretches stay whole, capitals encoded.
+  EXPECT_EQ(record_terms("Abc\xe4\xbc\x9a\xe8\xad\xb0"
+                         "d\xc3\xa9"
+                         "f"),
+            (std::vector<std::string>{"d\xc3\xa9"
+                                      "f",
+                                      "\xe4\xbc\x9a\xe8\xad\xb0",
+                                      "\xff"
+                                      "abc"}));
+  // 안녕하세요 (Hangul), ｱｲｳ (half-width katakana), 𠀀𠀁 (four bytes each).
+  EXPECT_EQ(record_terms("\xec\x95\x88\xeb\x85\x95\xed\x95\x98\xec\x84\xb8\xec\x9a\x94"),
+            (std::vector<std::string>{"\xeb\x85\x95\xed\x95\x98", "\xec\x84\xb8\xec\x9a\x94",
+                                      "\xec\x95\x88\xeb\x85\x95", "\xed\x95\x98\xec\x84\xb8"}));
+  EXPECT_EQ(record_terms("\xef\xbd\xb1\xef\xbd\xb2\xef\xbd\xb3"),
+            (std::vector<std::string>{"\xef\xbd\xb1\xef\xbd\xb2", "\xef\xbd\xb2\xef\xbd\xb3"}));
+  EXPECT_EQ(record_terms("\xf0\xa0\x80\x80\xf0\xa0\x80\x81"),
+            (std::vector<std::string>{"\xf0\xa0\x80\x80\xf0\xa0\x80\x81"}));
+  // An em dash and a full-width letter are no CJK: one term with their
+  // neighbours.
+  EXPECT_EQ(record_terms("a\xe2\x80\x94"
+                         "b\xef\xbc\xb8"),
+            (std::vector<std::string>{"a\xe2\x80\x94"
+                                      "b\xef\xbc\xb8"}));
+  // A CJK stretch far longer than FTS5 keeps of a token loses nothing.
+  std::string long_run;
+  for (int i = 0; i < 20000; ++i) {
+    long_run += i % 2 == 0 ? "\xe4\xbc\x9a" : "\xe8\xad\xb0";
+  }
+  EXPECT_EQ(record_terms(long_run + "x"), (std::vector<std::string>{"x", "\xe4\xbc\x9a\xe8\xad\xb0",
+                                                                    "\xe8\xad\xb0\xe4\xbc\x9a"}));
+}
+
+TEST(TextTokens, CjkNeedlePieces) {
+  // 会議資料: three bigrams, each a whole term.
+  const std::string kaigi_shiryo = "\xe4\xbc\x9a\xe8\xad\xb0\xe8\xb3\x87\xe6\x96\x99";
+  auto p = needle_pieces(kaigi_shiryo);
+  ASSERT_EQ(p.size(), 3u);
+  EXPECT_EQ(p[0].text, "\xe4\xbc\x9a\xe8\xad\xb0");
+  EXPECT_EQ(p[2].text, "\xe8\xb3\x87\xe6\x96\x99");
+  for (const NeedlePiece& piece : p) {
+    EXPECT_TRUE(piece.starts_token && piece.ends_token);
+  }
+  EXPECT_FALSE(pieces_exact(kaigi_shiryo, p));
+  // 会議: one bigram, and the needle is exactly that term.
+  const std::string kaigi = kaigi_shiryo.substr(0, 6);
+  p = needle_pieces(kaigi);
+  ASSERT_EQ(p.size(), 1u);
+  EXPECT_TRUE(p[0].starts_token && p[0].ends_token);
+  EXPECT_TRUE(pieces_exact(kaigi, p));
+  // 会: anywhere in a term.
+  p = needle_pieces(kaigi.substr(0, 3));
+  ASSERT_EQ(p.size(), 1u);
+  EXPECT_FALSE(p[0].starts_token || p[0].ends_token);
+  EXPECT_TRUE(pieces_exact(kaigi.substr(0, 3), p));
+  // x会: x ends a term, 会 starts one.
+  p = needle_pieces("x" + kaigi.substr(0, 3));
+  ASSERT_EQ(p.size(), 2u);
+  EXPECT_EQ(p[0].text, "x");
+  EXPECT_TRUE(!p[0].starts_token && p[0].ends_token);
+  EXPECT_TRUE(p[1].starts_token && !p[1].ends_token);
+  // 会。議: punctuation between two stretches.
+  p = needle_pieces(kaigi.substr(0, 3) + "\xe3\x80\x82" + kaigi.substr(3));
+  ASSERT_EQ(p.size(), 2u);
+  EXPECT_TRUE(!p[0].starts_token && p[0].ends_token);
+  EXPECT_TRUE(p[1].starts_token && !p[1].ends_token);
+  EXPECT_TRUE(needle_pieces("\xe3\x80\x82\xe3\x80\x81").empty());
+  EXPECT_TRUE(pieces_exact("migratio", needle_pieces("migratio")));
+  EXPECT_FALSE(pieces_exact("big wor", needle_pieces("big wor")));
 }
 
 TEST(TextTokens, Fts5StringQuotes) {

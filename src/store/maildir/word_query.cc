@@ -158,8 +158,9 @@ std::string or_of(const std::vector<std::string>& terms) {
 RecordFilter::RecordFilter(const TextQuery& query) : columns_(query.columns) {
   exact_ = query.needles.size() == 1;
   for (const std::string& raw : query.needles) {
-    auto pieces = needle_pieces(encode_capitals(raw));
-    if (pieces.size() != 1 || pieces[0].starts_token || pieces[0].ends_token) {
+    const std::string needle = encode_capitals(raw);
+    auto pieces = needle_pieces(needle);
+    if (!pieces_exact(needle, pieces)) {
       exact_ = false;
     }
     for (NeedlePiece& piece : pieces) {
@@ -224,14 +225,14 @@ bool RecordFilter::may_match(std::string_view packed, TermScratch& scratch, bool
 Result<WordQuery> word_query(Database& db, const TextQuery& query) {
   WordQuery out;
   std::vector<std::string> parts;
-  // Exact when the one needle is one run of token bytes that the vocabulary
-  // can be searched for as it is.
+  // Exact when the one needle is one piece that the vocabulary can be
+  // searched for as it is.
   bool exact = query.needles.size() == 1;
   std::optional<std::vector<std::string>> cut;
   for (const std::string& raw : query.needles) {
     const std::string needle = encode_capitals(raw);  // as the texts were indexed
     auto pieces = needle_pieces(needle);
-    if (pieces.size() != 1 || pieces[0].starts_token || pieces[0].ends_token) {
+    if (!pieces_exact(needle, pieces)) {
       exact = false;
     }
     for (const NeedlePiece& piece : pieces) {

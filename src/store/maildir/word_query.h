@@ -48,8 +48,8 @@ base::Result<std::optional<std::vector<std::string>>> matching_terms(Database& d
 // each of its pieces (text_tokens.h) must lie in a term of the query's
 // columns as the piece says (the whole term, its start, its end, or
 // anywhere in it). That is necessary for the document to hold the needles,
-// and it is exactly the answer when `exact()`: one needle that is one run of
-// token bytes. Used when the word index cannot narrow a query (a fragment in
+// and it is exactly the answer when `exact()`: one needle that is one piece
+// (pieces_exact). Used when the word index cannot narrow a query (a fragment in
 // too many terms) or its answer must be confirmed: a record costs far less
 // to read than the message file.
 class RecordFilter {
