@@ -216,17 +216,33 @@ class TermSet {
   }
 
   std::vector<IndexedTerm> sorted() const {
-    std::vector<std::uint32_t> order(entries_.size());
+    // Sorted by the first eight bytes as one number (big-endian, zeros
+    // past the end: no term holds a zero byte, so a shorter term sorts
+    // first as it should), and by the whole term only when those are
+    // equal: most comparisons are one of integers, not a memcmp.
+    struct Key {
+      std::uint64_t prefix;
+      std::uint32_t index;
+    };
+    std::vector<Key> order(entries_.size());
     for (std::size_t i = 0; i < order.size(); ++i) {
-      order[i] = static_cast<std::uint32_t>(i);
+      const std::string_view t = view(entries_[i]);
+      std::uint64_t prefix = 0;
+      for (std::size_t k = 0; k < 8; ++k) {
+        prefix = (prefix << 8) | (k < t.size() ? static_cast<unsigned char>(t[k]) : 0u);
+      }
+      order[i] = Key{prefix, static_cast<std::uint32_t>(i)};
     }
-    std::sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) {
-      return view(entries_[a]) < view(entries_[b]);
+    std::sort(order.begin(), order.end(), [&](const Key& a, const Key& b) {
+      if (a.prefix != b.prefix) {
+        return a.prefix < b.prefix;
+      }
+      return view(entries_[a.index]) < view(entries_[b.index]);
     });
     std::vector<IndexedTerm> out;
     out.reserve(order.size());
-    for (std::uint32_t i : order) {
-      out.push_back(IndexedTerm{std::string(view(entries_[i])), entries_[i].columns});
+    for (const Key& k : order) {
+      out.push_back(IndexedTerm{std::string(view(entries_[k.index])), entries_[k.index].columns});
     }
     return out;
   }

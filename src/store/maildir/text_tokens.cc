@@ -91,6 +91,10 @@ CharClass char_class(std::string_view c) {
   if (cp < kRanges[0].first) {
     return CharClass::kOther;
   }
+  // The common cases first: the CJK Unified Ideographs, and kana.
+  if ((cp >= 0x4E00 && cp <= 0x9FFF) || (cp >= 0x3040 && cp <= 0x30FA)) {
+    return CharClass::kCjk;
+  }
   auto it = std::upper_bound(std::begin(kRanges), std::end(kRanges), cp,
                              [](char32_t v, const Range& r) { return v < r.first; });
   --it;
