@@ -282,6 +282,14 @@ class Index {
   // table's pages (about 240 at this size); a move rewrites a sixteenth
   // of the large one's, and comes once every 4,096 new terms or so.
   static constexpr std::size_t kRecentTermHashes = 65536;
+  // FTS5 merges a level's segments into one of the next level once the
+  // level holds this many (its `automerge`; FTS5's default is 4), in the
+  // word index and in the vocabulary's trigram index. Each batch writes a
+  // segment, and every posting is written again once per level it climbs:
+  // the more segments a level may hold, the fewer levels and the less
+  // rewriting, for more segments a query reads (docs/benchmarks.md,
+  // "Fewer merges of the indexes' segments").
+  static constexpr int kAutomerge = 16;
   // Term records that wait before the change that adds one more indexes
   // them all in the word index (search_docs_indexed; queries read the
   // waiting ones from search_docs).

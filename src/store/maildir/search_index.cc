@@ -263,7 +263,29 @@ Result<void> register_search_functions(Database& db, const RecentColumns* recent
   return db.create_function("peregrine_term_hash", 1, term_hash_fn);
 }
 
-Result<void> Index::create_search_fts() { return db_->exec(create_fts_sql()); }
+Result<void> Index::create_search_fts() {
+  if (auto r = db_->exec(create_fts_sql()); !r) {
+    return r;
+  }
+  // Kept in each table's own configuration (its _config table): set once,
+  // and again on a store an older build made or changed.
+  for (std::string_view table : {"search_fts", "search_terms_fts"}) {
+    const std::string name(table);
+    auto automerge = query_int(
+        *db_, "SELECT coalesce((SELECT v FROM " + name + "_config WHERE k = 'automerge'), 0)");
+    if (!automerge) {
+      return std::unexpected(automerge.error());
+    }
+    if (*automerge != kAutomerge) {
+      if (auto r = db_->exec("INSERT INTO " + name + " (" + name + ", rank) VALUES ('automerge', " +
+                             std::to_string(kAutomerge) + ")");
+          !r) {
+        return r;
+      }
+    }
+  }
+  return {};
+}
 
 namespace {
 

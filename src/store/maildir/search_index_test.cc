@@ -439,6 +439,26 @@ TEST_F(SearchIndexTest, Schema10CjkRunsBecomeBigramsOnUpgrade) {
   EXPECT_EQ(candidates("INBOX", kTextBody, {"budget"}), std::vector<Uid>{first});
 }
 
+// Both FTS5 tables merge their segments at Index::kAutomerge, set on a new
+// index and again on one whose setting differs (an older build's).
+TEST_F(SearchIndexTest, SegmentsMergeAtTheIndexsOwnSetting) {
+  append("INBOX", message("Plan", "budget\r\n"));
+  for (const char* table : {"search_fts", "search_terms_fts"}) {
+    EXPECT_EQ(scalar(db(), std::string("SELECT v FROM ") + table + "_config WHERE k = 'automerge'"),
+              Index::kAutomerge);
+  }
+  user_.reset();
+  exec(db(),
+       "INSERT INTO search_fts (search_fts, rank) VALUES ('automerge', 4); "
+       "DELETE FROM search_terms_fts_config WHERE k = 'automerge';");
+  reopen();
+  for (const char* table : {"search_fts", "search_terms_fts"}) {
+    EXPECT_EQ(scalar(db(), std::string("SELECT v FROM ") + table + "_config WHERE k = 'automerge'"),
+              Index::kAutomerge);
+  }
+  EXPECT_EQ(candidates("INBOX", kTextBody, {"udge"}), std::vector<Uid>{1});
+}
+
 // A schema 5 index (the insert trigger indexed each vocabulary term by
 // trigram) keeps its records; the upgrade to 11 indexes them again (CJK
 // bigrams), every term of the vocabulary by trigram, and new terms then
