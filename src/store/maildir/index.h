@@ -274,8 +274,12 @@ class Index {
   static constexpr std::size_t kPurgePerAppend = 8;
   // New vocabulary terms that wait before the append that adds them indexes
   // them all by trigram (search_terms_indexed; queries read the waiting
-  // ones from search_terms).
-  static constexpr std::size_t kUnindexedTerms = 1024;
+  // ones from search_terms). Each such batch writes an FTS5 segment that
+  // merges then rewrite: 4,096 a batch cut a new-mail APPEND's server CPU
+  // at 100,000 messages by 2-8% against 1,024 (docs/benchmarks.md, "Fewer
+  // merges of the indexes' segments"); a query reads the waiting terms in
+  // well under a millisecond.
+  static constexpr std::size_t kUnindexedTerms = 4096;
   // New vocabulary terms' hashes search_term_hashes_recent holds before a
   // batch moves a sixteenth of them (a slice of the hash range) into
   // search_term_hashes. A batch's new hashes dirty at most the small
