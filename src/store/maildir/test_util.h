@@ -30,35 +30,35 @@ namespace peregrine::store::maildir::testing {
 using test_support::TempDir;
 
 // Runs SQL on an index file through a connection of the test's own (WAL
-// lets it read beside the store's) and returns the first column of the
-// first row (-1 when there is none).
-inline std::int64_t scalar(const std::filesystem::path& db_path, const std::string& sql) {
+// lets it read beside the store's) and calls read(stmt) on the first row,
+// if there is one.
+template <class Read>
+void first_row(const std::filesystem::path& db_path, const std::string& sql, Read&& read) {
   sqlite3* db = nullptr;
   EXPECT_EQ(sqlite3_open(db_path.c_str(), &db), SQLITE_OK);
   sqlite3_stmt* stmt = nullptr;
-  std::int64_t value = -1;
   if (sqlite3_prepare_v2(db, sql.c_str(), -1, &stmt, nullptr) == SQLITE_OK &&
       sqlite3_step(stmt) == SQLITE_ROW) {
-    value = sqlite3_column_int64(stmt, 0);
+    read(stmt);
   }
   sqlite3_finalize(stmt);
   sqlite3_close(db);
+}
+
+// The first column of the first row (-1 when there is none).
+inline std::int64_t scalar(const std::filesystem::path& db_path, const std::string& sql) {
+  std::int64_t value = -1;
+  first_row(db_path, sql, [&](sqlite3_stmt* stmt) { value = sqlite3_column_int64(stmt, 0); });
   return value;
 }
 
 // The first column of the first row as bytes (empty when there is none).
 inline std::string blob(const std::filesystem::path& db_path, const std::string& sql) {
-  sqlite3* db = nullptr;
-  EXPECT_EQ(sqlite3_open(db_path.c_str(), &db), SQLITE_OK);
-  sqlite3_stmt* stmt = nullptr;
   std::string value;
-  if (sqlite3_prepare_v2(db, sql.c_str(), -1, &stmt, nullptr) == SQLITE_OK &&
-      sqlite3_step(stmt) == SQLITE_ROW) {
+  first_row(db_path, sql, [&](sqlite3_stmt* stmt) {
     value.assign(static_cast<const char*>(sqlite3_column_blob(stmt, 0)),
                  static_cast<std::size_t>(sqlite3_column_bytes(stmt, 0)));
-  }
-  sqlite3_finalize(stmt);
-  sqlite3_close(db);
+  });
   return value;
 }
 
