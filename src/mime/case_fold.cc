@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <cstring>
 
 #include "base/ascii.h"
 
@@ -58,15 +59,17 @@ void prepare(UChar32 c, int depth, std::string& out) {
   append_utf8(out, title);
 }
 
-// The prepared form of every two-byte code point (U+0080..U+07FF: Latin,
-// Greek, Cyrillic, Armenian, Hebrew, Arabic...), computed once, so text in
-// those scripts costs a table lookup a character.
-class TwoByteTable {
+// The prepared form of every code point from U+0080 to U+FFFF (two bytes:
+// Latin, Greek, Cyrillic, Hebrew, Arabic...; three: CJK, Hangul, Thai,
+// symbols...), computed once (about half a megabyte), so text in those scripts costs
+// a table lookup a character instead of ICU's property lookups.
+// Surrogates are never looked up: their UTF-8 forms are ill-formed.
+class BmpTable {
  public:
   static constexpr UChar32 kFirst = 0x80;
-  static constexpr UChar32 kEnd = 0x800;
+  static constexpr UChar32 kEnd = 0x10000;
 
-  TwoByteTable() {
+  BmpTable() {
     for (UChar32 c = kFirst; c < kEnd; ++c) {
       begin_[static_cast<size_t>(c - kFirst)] = static_cast<uint32_t>(bytes_.size());
       prepare(c, 0, bytes_);
@@ -84,34 +87,62 @@ class TwoByteTable {
   std::array<uint32_t, kEnd - kFirst + 1> begin_{};
 };
 
-const TwoByteTable& two_byte_table() {
-  static const TwoByteTable table;
+const BmpTable& bmp_table() {
+  static const BmpTable table;
   return table;
+}
+
+// The length of the run of ASCII bytes at the start of s[0, n), eight bytes
+// at a time.
+size_t ascii_run(const uint8_t* s, size_t n) {
+  size_t i = 0;
+  while (i + 8 <= n) {
+    uint64_t word = 0;
+    std::memcpy(&word, s + i, 8);
+    if ((word & 0x8080808080808080ULL) != 0) {
+      break;
+    }
+    i += 8;
+  }
+  while (i < n && s[i] < 0x80) {
+    ++i;
+  }
+  return i;
+}
+
+// Appends s[0, n) (ASCII) in lower case: copied, then lowered in place (a
+// loop the compiler vectorizes).
+void append_ascii_lower(std::string& out, const uint8_t* s, size_t n) {
+  const size_t at = out.size();
+  out.append(reinterpret_cast<const char*>(s), n);
+  char* d = out.data() + at;
+  for (size_t k = 0; k < n; ++k) {
+    d[k] = base::ascii_lower(d[k]);
+  }
 }
 
 }  // namespace
 
 std::string fold_case(std::string_view utf8) {
-  const bool ascii = std::all_of(utf8.begin(), utf8.end(),
-                                 [](char c) { return static_cast<unsigned char>(c) < 0x80; });
-  if (ascii) {
-    return base::to_lower(utf8);
-  }
-  const TwoByteTable& table = two_byte_table();
   std::string out;
   out.reserve(utf8.size() + utf8.size() / 4);
   const auto* s = reinterpret_cast<const uint8_t*>(utf8.data());
   const size_t n = utf8.size();
+  const BmpTable* table = nullptr;  // looked up at the first byte past ASCII
   size_t i = 0;
   while (i < n) {
     const uint8_t b = s[i];
     if (b < 0x80) {
-      out.push_back(base::ascii_lower(static_cast<char>(b)));
-      ++i;
+      const size_t run = ascii_run(s + i, n - i);
+      append_ascii_lower(out, s + i, run);
+      i += run;
       continue;
     }
+    if (table == nullptr) {
+      table = &bmp_table();
+    }
     if (b >= 0xC2 && b < 0xE0 && i + 1 < n && (s[i + 1] & 0xC0) == 0x80) {
-      out.append(table[((b & 0x1F) << 6) | (s[i + 1] & 0x3F)]);
+      out.append((*table)[((b & 0x1F) << 6) | (s[i + 1] & 0x3F)]);
       i += 2;
       continue;
     }
@@ -121,7 +152,14 @@ std::string fold_case(std::string_view utf8) {
     int32_t used = 0;
     UChar32 c = 0;
     U8_NEXT(s + i, used, window, c);
-    prepare(c < 0 ? 0xFFFD : c, 0, out);
+    if (c < 0) {
+      c = 0xFFFD;
+    }
+    if (c < BmpTable::kEnd) {
+      out.append((*table)[c]);
+    } else {
+      prepare(c, 0, out);
+    }
     i += static_cast<size_t>(used);
   }
   return out;

@@ -22,8 +22,9 @@
 //   "Straße" -> "stra" "ß"   (ß has no titlecase mapping: not "strasse")
 //   U+017F ſ -> "s", U+212A KELVIN SIGN -> "k", U+FB01 ﬁ -> "fi"
 //   σ and final ς -> Σ
-// Text that is all ASCII is only lower-cased (a fast path: every delivery
-// folds its whole search text).
+// Every delivery folds its whole search text, so runs of ASCII are only
+// lower-cased, and the other code points up to U+FFFF come from a table
+// made once.
 
 #include <string>
 #include <string_view>

@@ -158,6 +158,24 @@ TEST(FoldCase, EveryCodePointFoldsToAFixedPoint) {
   }
 }
 
+TEST(FoldCase, MixedTextFoldsPieceByPiece) {
+  // ASCII runs of every length up to past two words, between characters of
+  // two, three and four bytes and a bad byte: the fold of the whole is the
+  // folds of its pieces, one after the other.
+  const std::string pieces[] = {"\xC3\x89",     "\xE4\xB8\xAD", "\xF0\x9F\x98\x80",
+                                "\xED\x95\x9C", "\xFF",         "\xE2\x84\xAA"};
+  const std::string ascii = "The QUICK brown Fox";
+  for (std::size_t len = 0; len <= ascii.size(); ++len) {
+    std::string text;
+    std::string want;
+    for (const std::string& p : pieces) {
+      text += ascii.substr(0, len) + p;
+      want += fold_case(ascii.substr(0, len)) + fold_case(p);
+    }
+    EXPECT_EQ(fold_case(text), want) << len;
+  }
+}
+
 TEST(FoldCase, SearchTextFieldsAreFolded) {
   SearchText t;
   t.from = "\xC3\x89mile <EMILE@EXAMPLE.ORG>";
