@@ -195,6 +195,12 @@ ALTER TABLE mailboxes ADD COLUMN expunged_floor INTEGER NOT NULL DEFAULT 0;
     // SQL: Index::migrate cuts the records' terms anew (split_cjk_terms)
     // and rebuilds the word index and the vocabulary from them.
     "",
+    // 11 -> 12: Index::add_terms puts new terms' hashes in
+    // search_term_hashes_recent with one statement a batch; the insert
+    // trigger that did it a term at a time goes.
+    R"sql(
+DROP TRIGGER IF EXISTS search_terms_insert;
+)sql",
 };
 static_assert(std::size(kMigrations) == kIndexSchemaVersion);
 

@@ -33,7 +33,7 @@
 
 namespace peregrine::store::maildir {
 
-inline constexpr int kIndexSchemaVersion = 11;
+inline constexpr int kIndexSchemaVersion = 12;
 
 struct MailboxRow {
   std::int64_t id = 0;

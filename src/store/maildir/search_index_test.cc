@@ -37,27 +37,26 @@ constexpr std::string_view kSchema9Mailboxes = "ALTER TABLE mailboxes DROP COLUM
 // text for every message) and the delete trigger moves them, the vocabulary
 // has its UNIQUE index.
 void set_old_schema(const std::filesystem::path& db_path, int version) {
-  exec(
-      db_path,
-      std::string(kSchema9Mailboxes) +
-          "DROP TRIGGER IF EXISTS search_docs_insert; DROP TRIGGER search_docs_delete; "
-          "DROP TRIGGER search_terms_insert; DROP TABLE search_terms_fts; DROP TABLE search_terms; "
-          "DROP TABLE search_term_hashes; DROP TABLE search_term_hashes_recent; "
-          "DROP TABLE search_term_hashes_cursor; "
-          "CREATE TABLE search_terms (id INTEGER PRIMARY KEY, term TEXT NOT NULL UNIQUE); "
-          "CREATE TABLE old_docs AS SELECT id, mailbox_id, uid, x'0001' AS text FROM search_docs; "
-          "DROP TABLE search_docs; DROP TABLE search_purge; "
-          "CREATE TABLE search_docs (id INTEGER PRIMARY KEY, mailbox_id INTEGER NOT NULL, "
-          "uid INTEGER NOT NULL, text BLOB NOT NULL, UNIQUE (mailbox_id, uid), "
-          "FOREIGN KEY (mailbox_id, uid) REFERENCES messages(mailbox_id, uid) "
-          "ON DELETE CASCADE ON UPDATE CASCADE); "
-          "INSERT INTO search_docs SELECT * FROM old_docs; DROP TABLE old_docs; "
-          "CREATE TABLE search_purge (id INTEGER PRIMARY KEY, text BLOB NOT NULL); "
-          "CREATE TRIGGER search_docs_delete AFTER DELETE ON search_docs BEGIN "
-          "INSERT INTO search_purge (id, text) VALUES (old.id, old.text); END; "
-          "INSERT INTO search_purge (id, text) VALUES (99, x'00'); "
-          "PRAGMA user_version = " +
-          std::to_string(version));
+  exec(db_path,
+       std::string(kSchema9Mailboxes) +
+           "DROP TRIGGER IF EXISTS search_docs_insert; DROP TRIGGER search_docs_delete; "
+           "DROP TABLE search_terms_fts; DROP TABLE search_terms; "
+           "DROP TABLE search_term_hashes; DROP TABLE search_term_hashes_recent; "
+           "DROP TABLE search_term_hashes_cursor; "
+           "CREATE TABLE search_terms (id INTEGER PRIMARY KEY, term TEXT NOT NULL UNIQUE); "
+           "CREATE TABLE old_docs AS SELECT id, mailbox_id, uid, x'0001' AS text FROM search_docs; "
+           "DROP TABLE search_docs; DROP TABLE search_purge; "
+           "CREATE TABLE search_docs (id INTEGER PRIMARY KEY, mailbox_id INTEGER NOT NULL, "
+           "uid INTEGER NOT NULL, text BLOB NOT NULL, UNIQUE (mailbox_id, uid), "
+           "FOREIGN KEY (mailbox_id, uid) REFERENCES messages(mailbox_id, uid) "
+           "ON DELETE CASCADE ON UPDATE CASCADE); "
+           "INSERT INTO search_docs SELECT * FROM old_docs; DROP TABLE old_docs; "
+           "CREATE TABLE search_purge (id INTEGER PRIMARY KEY, text BLOB NOT NULL); "
+           "CREATE TRIGGER search_docs_delete AFTER DELETE ON search_docs BEGIN "
+           "INSERT INTO search_purge (id, text) VALUES (old.id, old.text); END; "
+           "INSERT INTO search_purge (id, text) VALUES (99, x'00'); "
+           "PRAGMA user_version = " +
+           std::to_string(version));
 }
 
 // Replaces the term record of every message with `packed` (the triggers
@@ -310,11 +309,18 @@ const std::string kFoldedMessage =
     "Stra\xC3\x9F"
     "e bei Chlo\xC3\xA9\r\n--b--\r\n";
 
+// Before schema 12 an insert trigger put each new term's hash in the small
+// table of hashes.
+constexpr std::string_view kSchema11HashTrigger =
+    "CREATE TRIGGER search_terms_insert AFTER INSERT ON search_terms BEGIN "
+    "INSERT INTO search_term_hashes_recent (hash, id) VALUES (peregrine_term_hash(new.term), "
+    "new.id); END; ";
+
 // Before schema 9 every term's hash was in search_term_hashes: this moves
-// the small table's there and drops it (and the trigger that fills it).
+// the small table's there and drops it, and the trigger fills the large one.
 constexpr std::string_view kSchema8Hashes =
     "INSERT INTO search_term_hashes (hash, id) SELECT hash, id FROM search_term_hashes_recent; "
-    "DROP TRIGGER search_terms_insert; DROP TABLE search_term_hashes_recent; "
+    "DROP TABLE search_term_hashes_recent; "
     "DROP TABLE search_term_hashes_cursor; "
     "CREATE TRIGGER search_terms_insert AFTER INSERT ON search_terms BEGIN "
     "INSERT INTO search_term_hashes (hash, id) VALUES (peregrine_term_hash(new.term), new.id); "
@@ -347,6 +353,48 @@ TEST_F(SearchIndexTest, Schema8TermHashesAreKeptOnUpgrade) {
   EXPECT_EQ(candidates("INBOX", kTextSubject, {"yxwv"}), std::vector<Uid>{first});
   EXPECT_EQ(candidates("INBOX", kTextSubject, {"ponml"}), std::vector<Uid>{second});
   EXPECT_EQ(candidates("INBOX", kTextBody, {"udge"}), (std::vector<Uid>{first, second}));
+}
+
+// A schema 11 index (an insert trigger put each new term's hash in the
+// small table) loses the trigger on upgrade: the batch that adds terms
+// puts their hashes there itself, once each (a trigger left behind would
+// add each a second time, and the batch would fail on the primary key).
+TEST_F(SearchIndexTest, Schema11HashTriggerGoesOnUpgrade) {
+  Uid first = append("INBOX", message("Quarterly zyxwvut", "budget\r\n"));
+  reopen();  // the open indexes the records waiting for their batch
+  user_.reset();
+  exec(db(), std::string(kSchema11HashTrigger) + "PRAGMA user_version = 11;");
+  const std::int64_t terms = scalar(db(), "SELECT count(*) FROM search_terms");
+  ASSERT_GT(terms, 2);
+  reopen();
+  EXPECT_EQ(scalar(db(), "PRAGMA user_version"), kIndexSchemaVersion);
+  EXPECT_EQ(scalar(db(),
+                   "SELECT count(*) FROM sqlite_schema WHERE type = 'trigger' AND "
+                   "tbl_name = 'search_terms'"),
+            0);
+  Uid second = append("INBOX", message("Plan qponmlk", "budget\r\n"));
+  reopen();
+  const std::int64_t added = scalar(db(), "SELECT count(*) FROM search_terms") - terms;
+  EXPECT_GT(added, 0);
+  EXPECT_EQ(scalar(db(), "SELECT count(*) - count(DISTINCT term) FROM search_terms"), 0);
+  // Every term's hash, once, in one of the two tables.
+  EXPECT_EQ(scalar(db(),
+                   "SELECT count(*) FROM (SELECT id FROM search_term_hashes UNION ALL "
+                   "SELECT id FROM search_term_hashes_recent)"),
+            terms + added);
+  EXPECT_EQ(scalar(db(),
+                   "SELECT count(*) FROM search_terms WHERE id NOT IN (SELECT id FROM "
+                   "search_term_hashes UNION ALL SELECT id FROM search_term_hashes_recent)"),
+            0);
+  // The new terms are found by their hashes: a message that repeats them
+  // (on a new connection, which knows no terms) adds none.
+  Uid third = append("INBOX", message("Qponmlk plan", "budget\r\n"));
+  reopen();
+  EXPECT_EQ(scalar(db(), "SELECT count(*) FROM search_terms"), terms + added);
+  expect_in_step(3);
+  EXPECT_EQ(candidates("INBOX", kTextSubject, {"yxwv"}), std::vector<Uid>{first});
+  EXPECT_EQ(candidates("INBOX", kTextSubject, {"ponml"}), (std::vector<Uid>{second, third}));
+  EXPECT_EQ(candidates("INBOX", kTextBody, {"udge"}), (std::vector<Uid>{first, second, third}));
 }
 
 // CJK text, written without spaces, is indexed by bigrams: a needle of CJK
