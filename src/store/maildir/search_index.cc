@@ -38,6 +38,7 @@
 #include "base/log.h"
 #include "store/maildir/index.h"
 #include "store/maildir/sql_util.h"
+#include "store/maildir/term_set.h"
 #include "store/maildir/text_tokens.h"
 #include "store/maildir/word_query.h"
 
@@ -1001,8 +1002,7 @@ Result<void> Index::index_waiting_docs(std::int64_t at_least) {
 Result<std::int64_t> Index::waiting_count() { return waiting_docs(*db_); }
 
 Result<void> Index::add_waiting_terms() {
-  std::vector<IndexedTerm> terms;
-  std::unordered_set<std::string> seen;
+  TermSet seen(64 * 1024);
   TermScratch scratch;
   auto r = each_row(
       *db_, "SELECT terms FROM search_docs WHERE id > (SELECT upto FROM search_docs_indexed)",
@@ -1011,9 +1011,7 @@ Result<void> Index::add_waiting_terms() {
         // A damaged record adds the terms before the damage; the batch
         // then fails on it, and the next open rebuilds the word index.
         (void)for_each_term(s.column_blob(0), scratch, [&](std::string_view term, std::uint8_t) {
-          if (auto [at, fresh] = seen.emplace(term); fresh) {
-            terms.push_back(IndexedTerm{*at, 0});
-          }
+          seen.add(term, 0);
           return true;
         });
         return true;
@@ -1021,7 +1019,7 @@ Result<void> Index::add_waiting_terms() {
   if (!r) {
     return r;
   }
-  return add_terms(terms);
+  return add_terms(seen.terms());
 }
 
 void Index::set_batch_at(std::size_t waiting) { batch_at_ = std::max<std::size_t>(1, waiting); }
