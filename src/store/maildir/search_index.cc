@@ -364,17 +364,21 @@ Result<void> insert_terms(Database& db, const std::vector<std::string>& terms) {
   return add_term_hashes(db, *before);
 }
 
-// The vocabulary's terms whose hashes are among n parameters (in either
-// table of hashes).
-std::string probe_sql(std::size_t n) {
+// The vocabulary's terms whose hashes are among n parameters (in the large
+// table of hashes, and in the small one too when `with_recent`).
+std::string probe_sql(std::size_t n, bool with_recent) {
   std::string hashes = "?1";
   for (std::size_t i = 2; i <= n; ++i) {
     hashes += ", ?" + std::to_string(i);
   }
-  return "SELECT term FROM search_terms WHERE id IN (SELECT id FROM search_term_hashes WHERE "
-         "hash IN (" +
-         hashes + ") UNION ALL SELECT id FROM search_term_hashes_recent WHERE hash IN (" + hashes +
-         "))";
+  std::string out =
+      "SELECT term FROM search_terms WHERE id IN (SELECT id FROM search_term_hashes WHERE "
+      "hash IN (" +
+      hashes + ")";
+  if (with_recent) {
+    out += " UNION ALL SELECT id FROM search_term_hashes_recent WHERE hash IN (" + hashes + ")";
+  }
+  return out + ")";
 }
 
 // Term hashes are 31 bits; a slice is a sixteenth of them.
@@ -525,38 +529,83 @@ Result<void> Index::add_terms(const std::vector<IndexedTerm>& terms) {
     }
   }
   std::sort(unknown.begin(), unknown.end());
-  std::vector<std::string> fresh;  // terms the vocabulary lacks
-  std::unordered_set<std::string> present;
-  for (std::size_t at = 0; at < unknown.size(); at += kTermsPerInsert) {
-    const std::size_t n = std::min(kTermsPerInsert, unknown.size() - at);
-    // The vocabulary's terms with the hashes of these (rarely more than
-    // one a hash), compared in full below. The statement's parameters past
-    // the batch repeat its last hash.
-    const std::size_t slots = batch_slots(n);
-    present.clear();
+  // The small table of hashes is read whole (at most a few hundred pages):
+  // a term whose hash it lacks is looked up in the large table alone, and
+  // not at all while that is empty (a new user's vocabulary, where nearly
+  // every term is new).
+  std::vector<std::int64_t> recent;  // in order: the table's key
+  if (!unknown.empty()) {
     if (auto r = each_row(
-            *db_, probe_sql(slots),
-            [&](Statement& s) {
-              for (std::size_t i = 0; i < slots; ++i) {
-                s.bind(static_cast<int>(i + 1), unknown[at + std::min(i, n - 1)].first);
-              }
-            },
+            *db_, "SELECT hash FROM search_term_hashes_recent", [](Statement&) {},
             [&](const Statement& s) {
-              present.emplace(s.column_text(0));
+              recent.push_back(s.column_int(0));
               return true;
             });
         !r) {
       return r;
     }
-    for (std::size_t i = at; i < at + n; ++i) {
-      const std::string& term = *unknown[i].second;
-      if (present.contains(term)) {
-        known_.bytes += term.size() + 32;
-        known_.terms.insert(term);
-      } else {
-        fresh.push_back(term);
+  }
+  auto large = unknown.empty()
+                   ? Result<std::int64_t>(0)
+                   : query_int(*db_, "SELECT EXISTS (SELECT 1 FROM search_term_hashes)");
+  if (!large) {
+    return std::unexpected(large.error());
+  }
+  std::vector<std::string> fresh;  // terms the vocabulary lacks
+  std::vector<std::pair<std::int64_t, const std::string*>> in_recent;
+  std::vector<std::pair<std::int64_t, const std::string*>> in_large;
+  for (const auto& hashed : unknown) {
+    if (std::binary_search(recent.begin(), recent.end(), hashed.first)) {
+      in_recent.push_back(hashed);
+    } else if (*large != 0) {
+      in_large.push_back(hashed);
+    } else {
+      fresh.push_back(*hashed.second);
+    }
+  }
+  std::unordered_set<std::string> present;
+  // Looks `terms` up kTermsPerInsert at a time, in the small table too or
+  // not: a known term joins known_, a new one `fresh`.
+  auto look_up = [&](const std::vector<std::pair<std::int64_t, const std::string*>>& terms,
+                     bool with_recent) {
+    for (std::size_t at = 0; at < terms.size(); at += kTermsPerInsert) {
+      const std::size_t n = std::min(kTermsPerInsert, terms.size() - at);
+      // The vocabulary's terms with the hashes of these (rarely more than
+      // one a hash), compared in full below. The statement's parameters
+      // past the batch repeat its last hash.
+      const std::size_t slots = batch_slots(n);
+      present.clear();
+      if (auto r = each_row(
+              *db_, probe_sql(slots, with_recent),
+              [&](Statement& s) {
+                for (std::size_t i = 0; i < slots; ++i) {
+                  s.bind(static_cast<int>(i + 1), terms[at + std::min(i, n - 1)].first);
+                }
+              },
+              [&](const Statement& s) {
+                present.emplace(s.column_text(0));
+                return true;
+              });
+          !r) {
+        return r;
+      }
+      for (std::size_t i = at; i < at + n; ++i) {
+        const std::string& term = *terms[i].second;
+        if (present.contains(term)) {
+          known_.bytes += term.size() + 32;
+          known_.terms.insert(term);
+        } else {
+          fresh.push_back(term);
+        }
       }
     }
+    return Result<void>();
+  };
+  if (auto r = look_up(in_recent, true); !r) {
+    return r;
+  }
+  if (auto r = look_up(in_large, false); !r) {
+    return r;
   }
   if (auto r = insert_terms(*db_, fresh); !r) {
     return r;
