@@ -121,24 +121,34 @@ std::vector<const HeaderField*> Header::find_all(std::string_view name) const {
 std::string unfold(std::string_view value) {
   std::string out;
   out.reserve(value.size());
-  for (size_t i = 0; i < value.size(); ++i) {
-    const char c = value[i];
-    if (c != '\r' && c != '\n') {
-      out.push_back(c);
-      continue;
+  const size_t n = value.size();
+  size_t i = 0;
+  while (i < n) {
+    // The text up to the next CR or LF, copied whole (every delivery
+    // unfolds every header field for its search text).
+    size_t end = i;
+    while (end < n && value[end] != '\r' && value[end] != '\n') {
+      ++end;
     }
+    out.append(value.data() + i, end - i);
+    if (end == n) {
+      break;
+    }
+    i = end;
+    const char c = value[i];
     // A line end is CRLF or LF; a CR alone is not one.
-    const bool crlf = c == '\r' && i + 1 < value.size() && value[i + 1] == '\n';
+    const bool crlf = c == '\r' && i + 1 < n && value[i + 1] == '\n';
     if (crlf) {
       ++i;
     }
     const bool line_end = crlf || c == '\n';
-    const bool fold = line_end && i + 1 < value.size() && base::is_wsp(value[i + 1]);
+    const bool fold = line_end && i + 1 < n && base::is_wsp(value[i + 1]);
     if (!fold) {
       // A stray CR, LF or CRLF: no RFC says what it means, but it stood
       // between two words, so a space keeps them apart (as Dovecot does).
       out.push_back(' ');
     }
+    ++i;
   }
   size_t begin = 0;
   while (begin < out.size() && base::is_wsp(out[begin])) {
