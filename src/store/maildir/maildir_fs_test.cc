@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "store/maildir/sync_threads.h"
 #include "store/maildir/test_util.h"
 
 namespace peregrine::store::maildir {
@@ -66,6 +67,22 @@ TEST(RemoveFiles, RemovesManyAndReportsEachResultInOrder) {
     ASSERT_FALSE(results.back());
     EXPECT_EQ(results.back().error().code, base::MailError::kNotFound);
   }
+}
+
+// The helpers of a call are the store's sync threads, which stay for the
+// next call, not threads made for it.
+TEST(RemoveFiles, HelpersAreTheStoresSyncThreads) {
+  TempDir tmp;
+  std::vector<std::string> names;
+  for (std::size_t i = 0; i < 4 * kParallelRemoveMin; ++i) {
+    names.push_back("gone" + std::to_string(i));
+  }
+  auto paths = make_files(tmp.path(), names);
+  PickyFs fs;
+  for (const auto& result : remove_files(fs, paths)) {
+    EXPECT_TRUE(result);
+  }
+  EXPECT_GT(sync_threads().thread_count(), 0u);
 }
 
 TEST(RemoveFiles, AnExceptionReachesTheCallerAfterTheWorkersStop) {
