@@ -337,14 +337,18 @@ class LmtpSession final : public service::ConnectionDriver {
         });
       }
     }
+    std::set<std::string_view> due;  // users whose store has upkeep to do
     for (std::size_t i = 0; i < tx.recipients.size(); ++i) {
-      co_await deliver(tx.recipients[i], *pending[i]);
+      if (co_await deliver(tx.recipients[i], *pending[i])) {
+        due.insert(tx.recipients[i].user);
+      }
     }
-    // What the deliveries left for later (the full-text index's batch) runs
-    // on each user's strand while the replies go out and the client sends
-    // its next message; the contexts are held until this connection's
-    // queued work is done (finish()).
-    for (std::string_view user : started) {
+    // What the deliveries left for later (the full-text index's batch, the
+    // files' fsyncs) runs on each user's strand while the replies go out
+    // and the client sends its next message; the contexts are held until
+    // this connection's queued work is done (finish()). Most deliveries
+    // leave nothing due, and then nothing is posted: a post wakes a thread.
+    for (std::string_view user : due) {
       handler_.pool_.post(
           user, [context = held_.at(std::string(user)).get()] { context->store().upkeep(); });
     }
@@ -352,15 +356,17 @@ class LmtpSession final : public service::ConnectionDriver {
   }
 
   // Waits until `pending` is delivered (by this task's batch or an earlier
-  // one on the user's strand) and adds its reply. The recipient's context is
-  // held since RCPT, and let go only after this connection's queued work on
-  // the strand (finish()), so the tasks may use it.
-  asio::awaitable<void> deliver(const delivery::Recipient& recipient, delivery::Pending& pending) {
+  // one on the user's strand) and adds its reply; true when the user's
+  // store has upkeep to do. The recipient's context is held since RCPT,
+  // and let go only after this connection's queued work on the strand
+  // (finish()), so the tasks may use it.
+  asio::awaitable<bool> deliver(const delivery::Recipient& recipient, delivery::Pending& pending) {
     session::UserContext* context = held_.at(recipient.user).get();
-    co_await pool().run(recipient.user, [&] {
+    const bool upkeep_due = co_await pool().run(recipient.user, [&] {
       if (!pending.result) {
         delivery::deliver_batch(context->store(), handler_.queue_->take(recipient.user));
       }
+      return context->store().upkeep_due();
     });
     if (!pending.result) {
       // Another task's batch took it and ended in an exception (logged by
@@ -372,7 +378,8 @@ class LmtpSession final : public service::ConnectionDriver {
       // The re-check of a remembered recipient failed: as at RCPT, and the
       // next RCPT of that address looks it up afresh.
       known_.erase(recipient.address);
-      co_return refuse_recipient(delivered.error(), recipient.address);
+      refuse_recipient(delivered.error(), recipient.address);
+      co_return upkeep_due;
     }
     if (!delivered) {
       const base::Error& error = delivered.error();
@@ -386,7 +393,8 @@ class LmtpSession final : public service::ConnectionDriver {
           error.code == base::MailError::kNotFound
               ? delivery::Outcome::kTemporary
               : delivery::classify(error, pending.request.message.size(), options_.quota_bytes);
-      co_return reply(delivery::lmtp_reply(outcome, recipient.address));
+      reply(delivery::lmtp_reply(outcome, recipient.address));
+      co_return upkeep_due;
     }
     base::log(base::LogLevel::kInfo, "lmtp.delivered",
               {{"conn", static_cast<unsigned long long>(conn().id())},
@@ -395,6 +403,7 @@ class LmtpSession final : public service::ConnectionDriver {
                {"uid", static_cast<unsigned long long>(delivered->uid.uid)},
                {"size", static_cast<unsigned long long>(delivered->size)}});
     reply(ok("2.0.0", "<" + recipient.address + "> Delivered"));
+    co_return upkeep_due;
   }
 
   // The user's context, kept for the rest of the connection so that an MTA

@@ -200,6 +200,11 @@ class UserStore {
   // replying; it is cheap when nothing is due, and losing it (a crash, a
   // failure, which the store logs) only leaves it due.
   virtual void upkeep() {}
+  // Whether upkeep() has anything to do now. Called on the user's strand
+  // (where a change has just run): a server that asks may skip posting
+  // upkeep when it has not, a post being a thread's wake-up. A store that
+  // cannot tell says true.
+  virtual bool upkeep_due() { return true; }
 
   // Folds in changes other programs made to the user's mail (new files,
   // flags changed by renaming, files removed, folders created or removed)

@@ -887,10 +887,13 @@ TEST_F(SettleLaterTest, UpkeepSettlesFromThirtyTwoFiles) {
   for (std::size_t i = 0; i + 1 < kSettleAt; ++i) {
     append("INBOX", message("m" + std::to_string(i)));
   }
+  EXPECT_FALSE(user_->upkeep_due());
   user_->upkeep();
   EXPECT_EQ(store().unsettled_files(), kSettleAt - 1);
   append("INBOX", message("last"));
+  EXPECT_TRUE(user_->upkeep_due());
   user_->upkeep();
+  EXPECT_FALSE(user_->upkeep_due());
   EXPECT_EQ(store().unsettled_files(), 0u);
   EXPECT_EQ(unsettled_rows(), 0);
 }

@@ -375,6 +375,8 @@ void MaildirUserStore::upkeep() {
   settle_files_when_due(/*bound=*/false);
 }
 
+bool MaildirUserStore::upkeep_due() { return index_batch_due() || settle_due(/*bound=*/false); }
+
 MaildirUserStore::~MaildirUserStore() {
   // Best effort, as everything here: what is left unsettled, the next open
   // writes back.

@@ -97,6 +97,7 @@ class MaildirUserStore final : public UserStore {
   // The index's batch when one is due, then settle_files() when enough
   // files wait.
   void upkeep() override;
+  bool upkeep_due() override;
   // Makes every file whose bytes wait in the index durable (the files, then
   // their cur/ directories), then lets the index forget the bytes. A file
   // found missing keeps its bytes (a sync expunges its message, or the next
@@ -223,11 +224,16 @@ class MaildirUserStore final : public UserStore {
   // kSettleAtBytes), or with `bound` when an append has let too many wait
   // (kMostUnsettled files or kMostUnsettledBytes).
   void settle_files_when_due(bool bound);
+  // Whether settle_files_when_due(bound) would settle.
+  bool settle_due(bool bound) const;
 
   // ---- search.cc ----
   // The word index's batch, in a commit without fsync, when at least
   // Index::kWaitingDocs records wait (upkeep).
   void run_due_index_batch();
+  // Whether run_due_index_batch() would run a batch (a failed count says
+  // yes: the batch logs it).
+  bool index_batch_due();
   // At open, with the index on: rebuilds a missing or damaged word index
   // from the term records, then indexes the messages that have no record yet.
   base::Result<void> check_search_index();

@@ -91,6 +91,14 @@ Result<SearchIndexStats> MaildirUserStore::rebuild_search_index() {
   return search_index_stats();
 }
 
+bool MaildirUserStore::index_batch_due() {
+  if (!options_.full_text_index) {
+    return false;
+  }
+  auto waiting = index_->waiting_count();
+  return !waiting || *waiting >= static_cast<std::int64_t>(Index::kWaitingDocs);
+}
+
 void MaildirUserStore::run_due_index_batch() {
   if (!options_.full_text_index) {
     return;

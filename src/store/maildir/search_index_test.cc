@@ -1199,15 +1199,23 @@ TEST_F(SearchIndexTest, RecordsWaitForUpkeepAndAreFoundMeanwhile) {
                   "search_docs_indexed)");
   };
   const Uid first = static_cast<Uid>(Index::kWaitingDocs) + 8;
-  for (Uid n = 1; n <= first; ++n) {
+  for (Uid n = 1; n < static_cast<Uid>(Index::kWaitingDocs); ++n) {
     ASSERT_TRUE(add(n));
   }
+  // Upkeep says when it has a batch to run, so that the server need not
+  // post it after every reply.
+  EXPECT_FALSE(user->upkeep_due());
+  for (Uid n = static_cast<Uid>(Index::kWaitingDocs); n <= first; ++n) {
+    ASSERT_TRUE(add(n));
+  }
+  EXPECT_TRUE(user->upkeep_due());
   EXPECT_EQ(waiting(), first);
   EXPECT_EQ(scalar(db(), "SELECT count(*) FROM search_terms"), 0);
   EXPECT_EQ(find("niq7z"), std::vector<Uid>{7});
   EXPECT_EQ(find("niq4"), (std::vector<Uid>{4, 40}));
   user->upkeep();
   EXPECT_EQ(waiting(), 0);
+  EXPECT_FALSE(user->upkeep_due());
   EXPECT_GT(scalar(db(), "SELECT count(*) FROM search_terms"), static_cast<std::int64_t>(first));
   EXPECT_EQ(scalar(db(), "SELECT count(*) FROM search_fts_docsize"), first);
   EXPECT_EQ(find("niq7z"), std::vector<Uid>{7});

@@ -89,11 +89,13 @@ void MaildirUserStore::settle_files_if_any() {
   }
 }
 
+bool MaildirUserStore::settle_due(bool bound) const {
+  return bound ? unsettled_count_ >= kMostUnsettled || unsettled_bytes_ >= kMostUnsettledBytes
+               : unsettled_count_ >= kSettleAt || unsettled_bytes_ >= kSettleAtBytes;
+}
+
 void MaildirUserStore::settle_files_when_due(bool bound) {
-  const bool due =
-      bound ? unsettled_count_ >= kMostUnsettled || unsettled_bytes_ >= kMostUnsettledBytes
-            : unsettled_count_ >= kSettleAt || unsettled_bytes_ >= kSettleAtBytes;
-  if (due) {
+  if (settle_due(bound)) {
     settle_files_if_any();
   }
 }
