@@ -61,9 +61,10 @@ void prepare(UChar32 c, int depth, std::string& out) {
 
 // The prepared form of every code point from U+0080 to U+FFFF (two bytes:
 // Latin, Greek, Cyrillic, Hebrew, Arabic...; three: CJK, Hangul, Thai,
-// symbols...), computed once (about half a megabyte), so text in those scripts costs
-// a table lookup a character instead of ICU's property lookups.
-// Surrogates are never looked up: their UTF-8 forms are ill-formed.
+// symbols...), computed once (about half a megabyte), so text in those
+// scripts costs a table lookup a character instead of ICU's property
+// lookups. Surrogates are never looked up: their UTF-8 forms are
+// ill-formed.
 class BmpTable {
  public:
   static constexpr UChar32 kFirst = 0x80;

@@ -533,10 +533,10 @@ Result<void> Index::add_terms(const std::vector<IndexedTerm>& terms) {
   // a term whose hash it lacks is looked up in the large table alone, and
   // not at all while that is empty (a new user's vocabulary, where nearly
   // every term is new).
-  std::vector<std::int64_t> recent;  // in order: the table's key
+  std::vector<std::int64_t> recent;  // in order (the table's key: no sort)
   if (!unknown.empty()) {
     if (auto r = each_row(
-            *db_, "SELECT hash FROM search_term_hashes_recent", [](Statement&) {},
+            *db_, "SELECT hash FROM search_term_hashes_recent ORDER BY hash", [](Statement&) {},
             [&](const Statement& s) {
               recent.push_back(s.column_int(0));
               return true;
