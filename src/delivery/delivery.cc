@@ -222,7 +222,9 @@ Outcome classify(const base::Error& error, std::uint64_t size, std::uint64_t quo
 }
 
 smtp::Reply lmtp_reply(Outcome outcome, std::string_view address) {
-  const std::string who = "<" + std::string(address) + ">";
+  std::string who = "<";  // not "<" + std::string(...): GCC 12 -O2 warns (-Wrestrict)
+  who += address;
+  who += ">";
   switch (outcome) {
     case Outcome::kNoSuchUser:
       return {550, "5.1.1", who + " User unknown"};

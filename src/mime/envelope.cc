@@ -170,7 +170,10 @@ std::vector<std::string> parse_message_ids(std::string_view value) {
       }
       std::string_view word = value.substr(start, i - start);
       if (word.find('@') != std::string_view::npos && bare.size() < kMaxMessageIds) {
-        bare.push_back("<" + std::string(word) + ">");
+        std::string id = "<";  // not "<" + std::string: a false -Wrestrict of GCC 12
+        id += word;
+        id += '>';
+        bare.push_back(std::move(id));
       }
     }
   }

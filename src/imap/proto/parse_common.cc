@@ -115,7 +115,9 @@ Parsed<std::string> flag(Cursor& c) {
   if (!backslash) {
     return std::string(name);
   }
-  return canonical_flag("\\" + std::string(name));
+  std::string flag = "\\";  // not "\\" + std::string: a false -Wrestrict of GCC 12
+  flag += name;
+  return canonical_flag(flag);
 }
 
 Parsed<std::vector<std::string>> flag_list(Cursor& c) {

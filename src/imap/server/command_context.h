@@ -87,11 +87,11 @@ struct CommandContext {
   // (AUTHENTICATE's challenge, IDLE).
   bool respond = true;
 
-  void ok(std::string_view t) { set(ResponseStatus::kOk, std::nullopt, t); }
+  void ok(std::string_view t) { set(ResponseStatus::kOk, t); }
   void ok(const ResponseCode& c, std::string_view t) { set(ResponseStatus::kOk, c, t); }
-  void no(std::string_view t) { set(ResponseStatus::kNo, std::nullopt, t); }
+  void no(std::string_view t) { set(ResponseStatus::kNo, t); }
   void no(const ResponseCode& c, std::string_view t) { set(ResponseStatus::kNo, c, t); }
-  void bad(std::string_view t) { set(ResponseStatus::kBad, std::nullopt, t); }
+  void bad(std::string_view t) { set(ResponseStatus::kBad, t); }
   // A store error as NO with the response code it maps to (or BAD for
   // kBadInput when `bad_input_is_bad`). Internal and temporary errors are
   // logged with their detail; the client gets a generic text.
@@ -106,9 +106,17 @@ struct CommandContext {
   SelectedView& view() { return *session.selected; }
 
  private:
-  void set(ResponseStatus s, std::optional<ResponseCode> c, std::string_view t) {
+  void set(ResponseStatus s, const ResponseCode& c, std::string_view t) {
     status = s;
-    code = std::move(c);
+    code = c;
+    text = std::string(t);
+  }
+  // Without a code. (Not a disengaged std::optional argument: GCC 12 at -O2
+  // takes the destructor of that temporary for a read of uninitialized
+  // memory.)
+  void set(ResponseStatus s, std::string_view t) {
+    status = s;
+    code.reset();
     text = std::string(t);
   }
 };
