@@ -68,9 +68,10 @@ struct WaitOnExit {
 // same either way.
 //
 // With MaildirOptions::settle_files_later (messages up to kSettleLaterBytes)
-// the sync thread only writes each file to tmp/, without an fsync; the
-// commit also holds the messages' bytes, and the strand renames the files
-// into cur/ after it (settle.cc makes them durable later, or writes them
+// the sync thread only writes each file to tmp/, without an fsync (the
+// strand writes a lone message's itself: nothing to overlap); the commit
+// also holds the messages' bytes, and the strand renames the files into
+// cur/ after it (settle.cc makes them durable later, or writes them
 // back after a crash). Otherwise:
 //
 // The one order kept is each file's fsync before its name in cur/ (link or
@@ -168,12 +169,13 @@ Result<AppendResult> MaildirUserStore::append(std::string_view mailbox,
   // On a sync thread: tmp/ -> fsync -> cur/ for every message, then tell
   // the strand (`renamed`), then fsync cur/ (the task's result). `written`
   // lists the files in cur/; a failure removes the failed message's file.
-  // Settled later, only tmp/ (`in_tmp`), and the task ends there.
+  // Settled later, only tmp/ (`in_tmp`), and the task ends there; for a
+  // single message the strand runs it itself.
   std::vector<std::filesystem::path> written;
   written.reserve(prepared.size());
   std::promise<Result<void>> renamed_promise;
   std::future<Result<void>> renamed = renamed_promise.get_future();
-  auto files = sync_threads().run([&]() -> Result<void> {
+  auto file_work = [&]() -> Result<void> {
     try {
       for (const Prepared& p : prepared) {
         if (later) {
@@ -200,7 +202,18 @@ Result<AppendResult> MaildirUserStore::append(std::string_view mailbox,
     }
     renamed_promise.set_value({});
     return later ? Result<void>() : fs_.sync_dir(cur);
-  });
+  };
+  // A single file settled later has no fsync to overlap: written here, it
+  // spares a thread's wake and the wait for it (about two context switches
+  // a delivery: docs/benchmarks.md, "LMTP delivery").
+  std::future<Result<void>> files;
+  if (later && prepared.size() == 1) {
+    std::promise<Result<void>> done;
+    done.set_value(file_work());
+    files = done.get_future();
+  } else {
+    files = sync_threads().run(file_work);
+  }
   // The task refers to this frame: wait for it on every way out (an
   // exception included), not only where its result is read.
   WaitOnExit wait_files{files};
