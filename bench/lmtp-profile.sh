@@ -21,7 +21,11 @@
 # untimed warm-up message to each of 10 users, attaches the counter, then
 # delivers MESSAGES messages (seed-11 messages of bench/gen_mail.py) and
 # prints one line per run: CPU and switches or the syscalls per
-# delivery. Several BINs are run in turn (A/B). Not part of CI.
+# delivery. Several BINs are run in turn (A/B). The runs late in one
+# invocation are faster: the inodes the last invocation freed at its end
+# age out of ext4's recently-deleted window meanwhile (docs/benchmarks.md,
+# "LMTP delivery"), so give the BINs in a balanced order (A B B A A B ...)
+# and leave a few minutes between invocations. Not part of CI.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
