@@ -228,6 +228,6 @@ int main(int argc, char** argv) {
               "reply_ms_p50=%.2f p90=%.2f p99=%.2f max=%.2f\n",
               o.clients, ok.load(), seconds, static_cast<double>(ok.load()) / seconds,
               static_cast<double>(bytes.load()) / seconds / 1e6, errors.load(), at(0.5), at(0.9),
-              at(0.99), all.empty() ? 0.0 : all.back());
+              at(0.99), at(1.0));
   return errors.load() == 0 ? 0 : 1;
 }
