@@ -16,9 +16,12 @@
 #     bench/lmtp_timeline.py (one client: CLIENTS=1; $WORK/timeline.N.data),
 #     or just the rate
 #   WORK=/tmp/peregrine-lmtp-profile  PORT_BASE=29100
+#   WRAP="taskset -c 0"  a command the server runs under (it must exec it)
+#   HUGE_PAGES=true      the server's [server] huge_pages
+#   WARM=1               untimed warm-up messages per user before the run
 #
-# Each run starts the server on an empty data directory, delivers one
-# untimed warm-up message to each of 10 users, attaches the counter, then
+# Each run starts the server on an empty data directory, delivers WARM
+# untimed warm-up messages to each of 10 users, attaches the counter, then
 # delivers MESSAGES messages (seed-11 messages of bench/gen_mail.py) and
 # prints one line per run: CPU and switches or the syscalls per
 # delivery. Several BINs are run in turn (A/B). The runs late in one
@@ -47,6 +50,7 @@ mkdir -p "$work"
 cat >"$work/peregrine.toml" <<TOML
 [server]
 data_dir = "$work/data/current"
+huge_pages = ${HUGE_PAGES:-true}
 [imap]
 listen = ["127.0.0.1:$p_imap"]
 [lmtp]
@@ -73,11 +77,11 @@ for clients in $clients_list; do
     run_id=$((${run_id:-0} + 1))
     [[ -e "$work/data/current" ]] && mv "$work/data/current" "$work/data/old.$run_id.$$"
     mkdir -p "$work/data"
-    "$bin" serve --config "$work/peregrine.toml" >>"$work/log" 2>&1 &
+    ${WRAP:-} "$bin" serve --config "$work/peregrine.toml" >>"$work/log" 2>&1 &
     pid=$!
     wait_port "$p_lmtp"
     "$work/lmtpload" --port "$p_lmtp" --dir "$work/mail" --users "$user_list" \
-      --clients 10 --messages 1 >/dev/null
+      --clients 10 --messages "${WARM:-1}" >/dev/null
     per_client=$((messages / clients))
     total=$((per_client * clients))
     case "$mode" in

@@ -81,7 +81,9 @@ def main() -> int:
     fresh = not work.exists()
     work.mkdir(parents=True, exist_ok=True)
     config.write_text(
-        f'[server]\ndata_dir = "{work}/data"\n\n[imap]\nlisten = ["{HOST}:{port}"]\n\n'
+        f'[server]\ndata_dir = "{work}/data"\n'
+        # valgrind cannot follow the re-exec that sets malloc's tunables.
+        f'{"huge_pages = false" if args.callgrind else ""}\n\n[imap]\nlisten = ["{HOST}:{port}"]\n\n'
         f'[auth]\npasswd_file = "{work}/users"\nplaintext = "always"\n'
         f"failure_delay_base_ms = 0\nfailure_delay_max_ms = 0\n\n"
         f"[limits]\nmax_connections_per_ip = 100\n\n[log]\nlevel = \"warn\"\n\n"

@@ -57,7 +57,9 @@ def main() -> int:
     lmtp = free_port_in(imap + 1)
     config = work / "peregrine.toml"
     config.write_text(
-        f'[server]\ndata_dir = "{work}/data"\n\n[imap]\nlisten = ["{HOST}:{imap}"]\n\n'
+        f'[server]\ndata_dir = "{work}/data"\n'
+        # valgrind cannot follow the re-exec that sets malloc's tunables.
+        f'{"huge_pages = false" if args.callgrind else ""}\n\n[imap]\nlisten = ["{HOST}:{imap}"]\n\n'
         f'[lmtp]\nlisten = ["{HOST}:{lmtp}"]\n\n[auth]\npasswd_file = "{work}/users"\n\n'
         f'[log]\nlevel = "warn"\n\n[search]\nfts = {"true" if args.fts == "on" else "false"}\n')
     (work / "users").write_text("")
