@@ -369,6 +369,12 @@ class Index {
     std::unordered_set<std::string> terms;
     std::size_t bytes = 0;
     std::int64_t data_version = -1;
+    // search_term_hashes_recent's hashes, ascending, as this connection
+    // last read them and has since added to them; read again when
+    // !recent_read. At 100,000 messages the table holds about 65,000, and
+    // a batch of 32 appends read them all each time.
+    std::vector<std::uint32_t> recent;
+    bool recent_read = false;
   };
   KnownTerms known_;
   // The hits' document ids -> UIDs, per mailbox; told of every change of

@@ -388,15 +388,15 @@ constexpr std::int64_t kHashSlice = kHashSpace / 16;
 // While search_term_hashes_recent holds `at_least` hashes or more, moves
 // those of the next slice of the hash range into search_term_hashes (in
 // hash order, each of its pages written once). Sixteen moves empty it (so
-// `at_least` 0 moves every hash).
-Result<void> move_term_hash_slices(Database& db, std::size_t at_least) {
+// `at_least` 0 moves every hash). True when it moved any.
+Result<bool> move_term_hash_slices(Database& db, std::size_t at_least) {
   for (int moves = 0; moves < kHashSpace / kHashSlice; ++moves) {
     auto recent = query_int(db, "SELECT count(*) FROM search_term_hashes_recent");
     if (!recent) {
       return std::unexpected(recent.error());
     }
     if (*recent < static_cast<std::int64_t>(at_least)) {
-      return {};
+      return moves > 0;
     }
     auto next = query_int(db, "SELECT next FROM search_term_hashes_cursor");
     if (!next) {
@@ -410,20 +410,20 @@ Result<void> move_term_hash_slices(Database& db, std::size_t at_least) {
                      "search_term_hashes_recent WHERE hash >= ?1 AND hash < ?2",
                      bind);
         !r) {
-      return r;
+      return std::unexpected(r.error());
     }
     if (auto r =
             run(db, "DELETE FROM search_term_hashes_recent WHERE hash >= ?1 AND hash < ?2", bind);
         !r) {
-      return r;
+      return std::unexpected(r.error());
     }
     if (auto r = run(db, "UPDATE search_term_hashes_cursor SET next = ?1",
                      [&](Statement& s) { s.bind(1, end % kHashSpace); });
         !r) {
-      return r;
+      return std::unexpected(r.error());
     }
   }
-  return {};
+  return true;
 }
 
 // Indexes by trigram the vocabulary's terms search_terms_fts lacks, in one
@@ -493,7 +493,7 @@ Result<void> fill_terms(Database& db) {
     return r;
   }
   if (auto r = move_term_hash_slices(db, 0); !r) {
-    return r;
+    return std::unexpected(r.error());
   }
   return index_unindexed_terms(db);
 }
@@ -506,6 +506,8 @@ constexpr std::size_t kKnownTermsBytes = 4 * 1024 * 1024;
 void Index::forget_known_terms() {
   known_.terms.clear();
   known_.bytes = 0;
+  known_.recent.clear();
+  known_.recent_read = false;
 }
 
 Result<void> Index::add_terms(const std::vector<IndexedTerm>& terms) {
@@ -529,21 +531,25 @@ Result<void> Index::add_terms(const std::vector<IndexedTerm>& terms) {
     }
   }
   std::sort(unknown.begin(), unknown.end());
-  // The small table of hashes is read whole (at most a few hundred pages):
-  // a term whose hash it lacks is looked up in the large table alone, and
-  // not at all while that is empty (a new user's vocabulary, where nearly
-  // every term is new).
-  std::vector<std::int64_t> recent;  // in order (the table's key: no sort)
-  if (!unknown.empty()) {
+  // The small table of hashes is read whole (at most a few hundred pages),
+  // once while this connection's copy stays valid (known_): a term whose
+  // hash it lacks is looked up in the large table alone, and not at all
+  // while that is empty (a new user's vocabulary, where nearly every term
+  // is new).
+  std::vector<std::uint32_t>& recent = known_.recent;  // ascending
+  if (!unknown.empty() && !known_.recent_read) {
+    recent.clear();
     if (auto r = each_row(
             *db_, "SELECT hash FROM search_term_hashes_recent ORDER BY hash", [](Statement&) {},
             [&](const Statement& s) {
-              recent.push_back(s.column_int(0));
+              recent.push_back(static_cast<std::uint32_t>(s.column_int(0)));
               return true;
             });
         !r) {
+      forget_known_terms();
       return r;
     }
+    known_.recent_read = true;
   }
   auto large = unknown.empty()
                    ? Result<std::int64_t>(0)
@@ -555,7 +561,8 @@ Result<void> Index::add_terms(const std::vector<IndexedTerm>& terms) {
   std::vector<std::pair<std::int64_t, const std::string*>> in_recent;
   std::vector<std::pair<std::int64_t, const std::string*>> in_large;
   for (const auto& hashed : unknown) {
-    if (std::binary_search(recent.begin(), recent.end(), hashed.first)) {
+    if (std::binary_search(recent.begin(), recent.end(),
+                           static_cast<std::uint32_t>(hashed.first))) {
       in_recent.push_back(hashed);
     } else if (*large != 0) {
       in_large.push_back(hashed);
@@ -608,7 +615,20 @@ Result<void> Index::add_terms(const std::vector<IndexedTerm>& terms) {
     return r;
   }
   if (auto r = insert_terms(*db_, fresh); !r) {
+    forget_known_terms();
     return r;
+  }
+  if (!fresh.empty() && known_.recent_read) {
+    // insert_terms put their hashes in the small table: so in the copy.
+    std::vector<std::uint32_t> added;
+    added.reserve(fresh.size());
+    for (const std::string& term : fresh) {
+      added.push_back(static_cast<std::uint32_t>(term_hash(term)));
+    }
+    std::sort(added.begin(), added.end());
+    const auto middle = static_cast<std::ptrdiff_t>(recent.size());
+    recent.insert(recent.end(), added.begin(), added.end());
+    std::inplace_merge(recent.begin(), recent.begin() + middle, recent.end());
   }
   if (!fresh.empty()) {
     // FTS5 writes a segment (and merges older ones) whenever a statement
@@ -625,8 +645,14 @@ Result<void> Index::add_terms(const std::vector<IndexedTerm>& terms) {
         return r;
       }
     }
-    if (auto r = move_term_hash_slices(*db_, kRecentTermHashes); !r) {
-      return r;
+    auto moved = move_term_hash_slices(*db_, kRecentTermHashes);
+    if (!moved) {
+      forget_known_terms();
+      return std::unexpected(moved.error());
+    }
+    if (*moved) {
+      known_.recent.clear();  // read again at the next batch
+      known_.recent_read = false;
     }
   }
   for (std::string& term : fresh) {
@@ -1057,9 +1083,20 @@ Result<void> Index::add_waiting_terms() {
       *db_, "SELECT terms FROM search_docs WHERE id > (SELECT upto FROM search_docs_indexed)",
       [](Statement&) {},
       [&](const Statement& s) {
+        const std::string_view packed = s.column_blob(0);
+        // A record this process stored has its terms in its columns
+        // already: split them rather than unpack the record again (a
+        // term in several columns is added once per column; the set
+        // keeps it once).
+        if (const RecentColumns::Columns* columns = recent_columns_.find(packed)) {
+          for (const std::string& column : *columns) {
+            for_each_column_term(column, [&](std::string_view term) { seen.add(term, 0); });
+          }
+          return true;
+        }
         // A damaged record adds the terms before the damage; the batch
         // then fails on it, and the next open rebuilds the word index.
-        (void)for_each_term(s.column_blob(0), scratch, [&](std::string_view term, std::uint8_t) {
+        (void)for_each_term(packed, scratch, [&](std::string_view term, std::uint8_t) {
           seen.add(term, 0);
           return true;
         });

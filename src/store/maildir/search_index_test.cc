@@ -1010,6 +1010,43 @@ TEST_F(IndexTest, ManyNewTermsReachTheVocabularyOnceEach) {
   EXPECT_EQ(ask("nown0"), std::vector<Uid>{1});
 }
 
+// A connection keeps its copy of the small table of new terms' hashes from
+// one batch to the next, adding the hashes of the terms it adds. Terms
+// another connection added meanwhile (their hashes in that table, the terms
+// unknown here) are found there all the same, not added a second time.
+TEST_F(IndexTest, TermsAnotherConnectionAddedAreNotAddedAgain) {
+  const auto path = tmp_.path() / "index.sqlite";
+  ASSERT_TRUE(add(inbox_, 1, "alpha beta"));
+  ASSERT_TRUE(index_->index_waiting_docs());  // reads the small table, adds two
+  ASSERT_TRUE(add(inbox_, 2, "gamma"));
+  ASSERT_TRUE(index_->index_waiting_docs());  // adds one to its copy
+  {
+    auto other = Index::open(path, 1000);
+    ASSERT_TRUE(other);
+    MessageRow row;
+    row.meta.uid = 3;
+    row.base_name = "m3";
+    row.file_name = "m3:2,";
+    mime::SearchText text;
+    text.body = "delta epsilon alpha";
+    TermRecord record;
+    record.terms = index_terms(text);
+    record.packed = pack_terms(record.terms);
+    ASSERT_TRUE((*other)->insert_message(inbox_, row, std::nullopt));
+    ASSERT_TRUE((*other)->insert_search_text(inbox_, 3, record));
+    ASSERT_TRUE((*other)->index_waiting_docs());
+  }
+  EXPECT_EQ(scalar(path, "SELECT count(*) FROM search_term_hashes_recent"), 5);
+  ASSERT_TRUE(add(inbox_, 4, "delta epsilon gamma zeta"));
+  ASSERT_TRUE(index_->index_waiting_docs());
+  EXPECT_EQ(scalar(path, "SELECT count(*) FROM search_terms"), 6);
+  EXPECT_EQ(scalar(path, "SELECT count(DISTINCT term) FROM search_terms"), 6);
+  EXPECT_EQ(scalar(path, "SELECT count(*) FROM search_term_hashes_recent"), 6);
+  EXPECT_EQ(ask("psilo"), (std::vector<Uid>{3, 4}));
+  EXPECT_EQ(ask("amm"), (std::vector<Uid>{2, 4}));
+  EXPECT_EQ(ask("lph"), (std::vector<Uid>{1, 3}));
+}
+
 // New terms' hashes wait in a small table; once it holds
 // Index::kRecentTermHashes, a batch moves those of one slice of the hash
 // range (a sixteenth, the slices in turn) to the large one. A term is
@@ -1398,6 +1435,19 @@ TEST(TermRecord, HoldsEachDistinctTermWithItsColumns) {
   for_each_token(column_terms(terms, 6), scratch,
                  [&](std::string_view token) { body.emplace_back(token); });
   EXPECT_EQ(body, (std::vector<std::string>{"budget", "plan", "the", std::string(32768, 'x')}));
+  // Split again as the batch splits a record it stored itself.
+  for (int n = 0; n < kTermColumns; ++n) {
+    std::vector<std::string> split;
+    for_each_column_term(column_terms(terms, n),
+                         [&](std::string_view term) { split.emplace_back(term); });
+    std::vector<std::string> expected;
+    for (const IndexedTerm& term : terms) {
+      if (term.columns & (1u << n)) {
+        expected.push_back(term.text);
+      }
+    }
+    EXPECT_EQ(split, expected) << n;
+  }
 }
 
 TEST(TermRecord, RoundTripsAndRefusesCorruptBytes) {

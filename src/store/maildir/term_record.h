@@ -81,6 +81,19 @@ bool for_each_term(std::string_view packed, TermScratch& scratch,
 // those terms).
 std::string column_terms(const std::vector<IndexedTerm>& terms, int n);
 
+// Calls fn(term) for each term of a column_terms() text, in order.
+template <class Fn>
+void for_each_column_term(std::string_view column, Fn&& fn) {
+  while (!column.empty()) {
+    const std::size_t end = column.find(' ');
+    fn(column.substr(0, end));
+    if (end == std::string_view::npos) {
+      return;
+    }
+    column.remove_prefix(end + 1);
+  }
+}
+
 // Bounds of the decoder.
 inline constexpr std::size_t kMaxRecordBytes = 64u * 1024 * 1024;
 inline constexpr std::size_t kMaxTermBytesTotal = 64u * 1024 * 1024;
