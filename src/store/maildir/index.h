@@ -252,6 +252,8 @@ class Index {
   base::Result<void> index_waiting_docs(std::int64_t at_least = 1);
   // How many records wait for their batch (at most; cheap).
   base::Result<std::int64_t> waiting_count();
+  // Whether every record that waits for its batch can be read.
+  base::Result<bool> waiting_docs_readable();
   // How many records wait before the change that stores one more runs the
   // batch itself (kWaitingDocs unless set). A store whose caller runs the
   // batch after replying (UserStore::upkeep) sets kMostWaitingDocs, so

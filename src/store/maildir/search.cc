@@ -118,16 +118,25 @@ void MaildirUserStore::run_due_index_batch() {
 }
 
 Result<void> MaildirUserStore::check_search_index() {
-  // The records left waiting for their batch go into the word index first,
-  // so that the check below covers every record. A batch that fails (a
-  // damaged record) calls for the rebuild.
+  // A batch's worth of records left waiting go into the word index first;
+  // fewer stay waiting (queries read them; a later batch takes them), but
+  // are read, so that a damaged one calls for the rebuild as a batch that
+  // fails on it does. Batched at every open, they gave a store opened for
+  // each delivery (`peregrine deliver`, an MTA's LMTP connection a
+  // message) a segment of the word index for every message.
   const bool batched =
-      in_transaction(*index_, [&] { return index_->index_waiting_docs(); }).has_value();
+      in_transaction(*index_, [&] {
+        return index_->index_waiting_docs(static_cast<std::int64_t>(Index::kWaitingDocs));
+      }).has_value();
+  auto readable = index_->waiting_docs_readable();
+  if (!readable) {
+    return std::unexpected(readable.error());
+  }
   auto healthy = index_->search_fts_healthy();
   if (!healthy) {
     return std::unexpected(healthy.error());
   }
-  if (!batched || !*healthy) {
+  if (!batched || !*readable || !*healthy) {
     base::log(base::LogLevel::kWarn, "search_index_rebuild",
               {{"user", user_}, {"reason", "missing or damaged"}});
     const bool rebuilt =

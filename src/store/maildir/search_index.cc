@@ -1076,6 +1076,23 @@ Result<void> Index::index_waiting_docs(std::int64_t at_least) {
 
 Result<std::int64_t> Index::waiting_count() { return waiting_docs(*db_); }
 
+Result<bool> Index::waiting_docs_readable() {
+  bool readable = true;
+  TermScratch scratch;
+  auto r = each_row(
+      *db_, "SELECT terms FROM search_docs WHERE id > (SELECT upto FROM search_docs_indexed)",
+      [](Statement&) {},
+      [&](const Statement& s) {
+        readable = for_each_term(s.column_blob(0), scratch,
+                                 [](std::string_view, std::uint8_t) { return true; });
+        return readable;
+      });
+  if (!r) {
+    return std::unexpected(r.error());
+  }
+  return readable;
+}
+
 Result<void> Index::add_waiting_terms() {
   TermSet seen(64 * 1024);
   TermScratch scratch;

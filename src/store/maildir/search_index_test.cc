@@ -128,6 +128,22 @@ class SearchIndexTest : public testing::StoreTest {
   }
   std::unique_ptr<MaildirStore> other_store_;
 
+  // Runs the batch of the records waiting for it (an open leaves fewer than
+  // Index::kWaitingDocs waiting), on a connection of its own; the store is
+  // opened again after.
+  void index_waiting() {
+    user_.reset();
+    {
+      auto index = Index::open(db(), 1000);
+      ASSERT_TRUE(index);
+      auto tx = (*index)->begin();
+      ASSERT_TRUE(tx);
+      ASSERT_TRUE((*index)->index_waiting_docs());
+      ASSERT_TRUE(tx->commit());
+    }
+    reopen();
+  }
+
   // Messages and term records must always be equal; the word index holds
   // the records but those waiting for their batch (fewer than
   // Index::kWaitingDocs), and the deleted ones not yet purged.
@@ -249,7 +265,7 @@ TEST_F(SearchIndexTest, VocabularyHoldsEveryIndexedTerm) {
   append("INBOX", message("Quarterly report", "Body mentions widgets, Reports.\r\n"));
   append("INBOX", message("Caf\xc3\xa9 =?utf-8?q?=C3=89COLE?=", "na\xc3\xafve x_y 42\r\n"));
   ASSERT_TRUE(user_->copy("INBOX", UidSet{1}, "Archive"));
-  reopen();  // the open indexes the records waiting for their batch
+  index_waiting();  // the records waiting for their batch go into the word index
   // Every term of the word index, as FTS5 tokenized the texts, is in the
   // vocabulary the store filled with its own tokenizer.
   sqlite3* db = nullptr;
@@ -332,7 +348,7 @@ constexpr std::string_view kSchema8Hashes =
 // added again.
 TEST_F(SearchIndexTest, Schema8TermHashesAreKeptOnUpgrade) {
   Uid first = append("INBOX", message("Quarterly zyxwvut", "budget\r\n"));
-  reopen();  // the open indexes the records waiting for their batch
+  index_waiting();  // the records waiting for their batch go into the word index
   user_.reset();
   exec(db(),
        std::string(kSchema9Mailboxes) + std::string(kSchema8Hashes) + "PRAGMA user_version = 8;");
@@ -344,7 +360,7 @@ TEST_F(SearchIndexTest, Schema8TermHashesAreKeptOnUpgrade) {
   EXPECT_EQ(scalar(db(), "SELECT count(*) FROM search_term_hashes"), terms);
   EXPECT_EQ(scalar(db(), "SELECT count(*) FROM search_term_hashes_recent"), 0);
   Uid second = append("INBOX", message("Plan qponmlk", "budget\r\n"));
-  reopen();
+  index_waiting();
   EXPECT_EQ(scalar(db(), "SELECT count(*) - count(DISTINCT term) FROM search_terms"), 0);
   const std::int64_t added = scalar(db(), "SELECT count(*) FROM search_terms") - terms;
   EXPECT_GT(added, 0);
@@ -361,7 +377,7 @@ TEST_F(SearchIndexTest, Schema8TermHashesAreKeptOnUpgrade) {
 // add each a second time, and the batch would fail on the primary key).
 TEST_F(SearchIndexTest, Schema11HashTriggerGoesOnUpgrade) {
   Uid first = append("INBOX", message("Quarterly zyxwvut", "budget\r\n"));
-  reopen();  // the open indexes the records waiting for their batch
+  index_waiting();  // the records waiting for their batch go into the word index
   user_.reset();
   exec(db(), std::string(kSchema11HashTrigger) + "PRAGMA user_version = 11;");
   const std::int64_t terms = scalar(db(), "SELECT count(*) FROM search_terms");
@@ -373,7 +389,7 @@ TEST_F(SearchIndexTest, Schema11HashTriggerGoesOnUpgrade) {
                    "tbl_name = 'search_terms'"),
             0);
   Uid second = append("INBOX", message("Plan qponmlk", "budget\r\n"));
-  reopen();
+  index_waiting();
   const std::int64_t added = scalar(db(), "SELECT count(*) FROM search_terms") - terms;
   EXPECT_GT(added, 0);
   EXPECT_EQ(scalar(db(), "SELECT count(*) - count(DISTINCT term) FROM search_terms"), 0);
@@ -389,7 +405,7 @@ TEST_F(SearchIndexTest, Schema11HashTriggerGoesOnUpgrade) {
   // The new terms are found by their hashes: a message that repeats them
   // (on a new connection, which knows no terms) adds none.
   Uid third = append("INBOX", message("Qponmlk plan", "budget\r\n"));
-  reopen();
+  index_waiting();
   EXPECT_EQ(scalar(db(), "SELECT count(*) FROM search_terms"), terms + added);
   expect_in_step(3);
   EXPECT_EQ(candidates("INBOX", kTextSubject, {"yxwv"}), std::vector<Uid>{first});
@@ -422,7 +438,7 @@ TEST_F(SearchIndexTest, CjkTextIsFoundByItsBigrams) {
     EXPECT_EQ(candidates("INBOX", kTextBody, {kakunin.substr(6) + maru + ashita}),
               std::vector<Uid>{first});
     EXPECT_EQ(candidates("INBOX", kTextSubject, {shiryo}), std::vector<Uid>{});
-    reopen();  // the open indexes the records waiting for their batch
+    index_waiting();  // the records waiting for their batch go into the word index
   }
   expect_in_step(2);
   EXPECT_EQ(scalar(db(), "SELECT count(*) FROM search_terms WHERE instr(term, '" + maru + "')"), 0);
@@ -547,7 +563,7 @@ TEST_F(SearchIndexTest, Schema5RecordsAreKeptOnUpgrade) {
 TEST_F(SearchIndexTest, Schema6RecordsAreKeptOnUpgrade) {
   Uid first = append("INBOX", message("Quarterly", "budget zyxwvut\r\n"));
   Uid gone = append("INBOX", message("Other", "budget\r\n"));
-  reopen();  // the open indexes the records waiting for their batch
+  index_waiting();  // the records waiting for their batch go into the word index
   user_.reset();
   exec(db(), std::string(kSchema9Mailboxes) +
                  "DROP TABLE search_docs_indexed; DROP TRIGGER search_docs_delete; "
@@ -1149,7 +1165,7 @@ TEST_F(SearchIndexTest, IndexMissingADocumentIsRebuiltAtOpen) {
   append("INBOX", message("alpha", "first\r\n"));
   append("INBOX", message("beta", "findme please\r\n"));
   append("INBOX", message("gamma", "last\r\n"));
-  reopen();  // the open puts the waiting records into the word index
+  index_waiting();  // the waiting records go into the word index
   user_.reset();
   ASSERT_EQ(scalar(db(), "SELECT count(*) FROM search_fts_docsize"), 3);
   // The middle document goes from the word index's counts alone: the first
@@ -1160,6 +1176,51 @@ TEST_F(SearchIndexTest, IndexMissingADocumentIsRebuiltAtOpen) {
   reopen();
   expect_in_step(3);
   EXPECT_EQ(candidates("INBOX", kTextBody, {"findme"}), std::vector<Uid>{2});
+}
+
+// An open batches the records left waiting only when a batch's worth
+// wait: a store opened for each delivery (`peregrine deliver`, an LMTP
+// connection a message) would otherwise write a word-index segment for
+// every message. It reads the ones it leaves, so a damaged one still calls
+// for the rebuild.
+TEST_F(SearchIndexTest, AnOpenBatchesOnlyABatchsWorthOfWaitingRecords) {
+  const std::string waiting_sql =
+      "SELECT count(*) FROM search_docs WHERE id > (SELECT upto FROM search_docs_indexed)";
+  for (int i = 0; i < 3; ++i) {
+    append("INBOX", message("m" + std::to_string(i), "alpha words\r\n"));
+  }
+  reopen();
+  EXPECT_EQ(scalar(db(), waiting_sql), 3);
+  EXPECT_EQ(scalar(db(), "SELECT count(*) FROM search_fts_docsize"), 0);
+  EXPECT_EQ(candidates("INBOX", kTextBody, {"lph"}), (std::vector<Uid>{1, 2, 3}));
+  // With the batches left to upkeep, more than a batch waits; the next
+  // open takes them all.
+  constexpr int kMessages = static_cast<int>(Index::kWaitingDocs) + 8;
+  {
+    std::unique_ptr<UserStore> user =
+        open_with([](MaildirOptions& o) { o.upkeep_after_reply = true; });
+    ASSERT_TRUE(user);
+    for (int i = 3; i < kMessages; ++i) {
+      ASSERT_TRUE(user->append(
+          "INBOX", testing::append_of(message("m" + std::to_string(i), "beta words\r\n"))));
+    }
+  }
+  EXPECT_EQ(scalar(db(), waiting_sql), kMessages);
+  reopen();
+  EXPECT_EQ(scalar(db(), waiting_sql), 0);
+  expect_in_step(kMessages);
+  // A damaged record among those left waiting: the word index is rebuilt,
+  // and the record made again from its message file.
+  const Uid last = append("INBOX", message("last", "gamma words\r\n"));
+  user_.reset();
+  exec(db(),
+       "UPDATE search_docs SET terms = x'02ffffffff00' WHERE id = (SELECT max(id) FROM "
+       "search_docs)");
+  reopen();
+  expect_in_step(kMessages + 1);
+  EXPECT_EQ(candidates("INBOX", kTextBody, {"amm"}), std::vector<Uid>{last});
+  EXPECT_EQ(candidates("INBOX", kTextBody, {"eta"}).value_or(std::vector<Uid>{}).size(),
+            static_cast<std::size_t>(kMessages - 3));
 }
 
 TEST_F(SearchIndexTest, LostTextsAreIndexedFromTheFilesAtOpen) {
@@ -1288,7 +1349,7 @@ TEST_F(SearchIndexTest, RecordsWaitForUpkeepAndAreFoundMeanwhile) {
 TEST_F(SearchIndexTest, ExpungedMessagesNeverMatchAndArePurgedLater) {
   append("INBOX", message("one", "Unique marker zebra.\r\n"));
   append("INBOX", message("two", "Unique marker zebra.\r\n"));
-  reopen();  // the open indexes the records waiting for their batch
+  index_waiting();  // the records waiting for their batch go into the word index
   expunge("INBOX", UidSet{1, 2});
   EXPECT_EQ(scalar(db(), "SELECT count(*) FROM search_purge"), 2);
   expect_in_step(0);
@@ -1311,7 +1372,7 @@ TEST_F(SearchIndexTest, PurgeIsBoundedAndTheOpenFinishesIt) {
   for (int i = 0; i < kMessages; ++i) {
     append("Archive", message("m" + std::to_string(i), "common words here\r\n"));
   }
-  reopen();  // the open indexes the records waiting for their batch
+  index_waiting();  // the records waiting for their batch go into the word index
   ASSERT_TRUE(user_->delete_mailbox("Archive"));
   EXPECT_EQ(scalar(db(), "SELECT count(*) FROM search_purge"), kMessages);
   // One append purges at most a bounded batch.
@@ -1320,17 +1381,19 @@ TEST_F(SearchIndexTest, PurgeIsBoundedAndTheOpenFinishesIt) {
   EXPECT_LT(pending, kMessages);
   EXPECT_GT(pending, 0);
   expect_in_step(1);
-  // Opening the store purges the rest.
+  // Opening the store purges the rest (the new record still waits for its
+  // batch).
   reopen();
   EXPECT_EQ(scalar(db(), "SELECT count(*) FROM search_purge"), 0);
-  EXPECT_EQ(scalar(db(), "SELECT count(*) FROM search_fts_docsize"), 1);
+  EXPECT_EQ(scalar(db(), "SELECT count(*) FROM search_fts_docsize"), 0);
+  expect_in_step(1);
   EXPECT_EQ(candidates("Sent", kTextBody, {"something"}), std::vector<Uid>{1});
 }
 
 TEST_F(SearchIndexTest, CrashBetweenExpungeAndPurgeIsHarmless) {
   append("INBOX", message("one", "alpha bravo\r\n"));
   append("INBOX", message("two", "charlie delta\r\n"));
-  reopen();  // the open indexes the records waiting for their batch
+  index_waiting();  // the records waiting for their batch go into the word index
   expunge("INBOX", UidSet{1});
   // The store goes away with the purge pending (as a crash would leave it:
   // the expunge's transaction is committed, the purge never ran).
@@ -1346,7 +1409,7 @@ TEST_F(SearchIndexTest, CrashBetweenExpungeAndPurgeIsHarmless) {
 TEST_F(SearchIndexTest, RebuildClearsPendingPurges) {
   append("INBOX", message("one", "alpha bravo\r\n"));
   append("INBOX", message("two", "charlie delta\r\n"));
-  reopen();  // the open indexes the records waiting for their batch
+  index_waiting();  // the records waiting for their batch go into the word index
   expunge("INBOX", UidSet{2});
   EXPECT_EQ(scalar(db(), "SELECT count(*) FROM search_purge"), 1);
   auto stats = user_->rebuild_search_index();
