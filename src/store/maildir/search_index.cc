@@ -476,6 +476,15 @@ Result<std::int64_t> waiting_docs(Database& db) {
                    "search_docs_indexed");
 }
 
+// Calls fn(packed) for the term record of every record waiting for its
+// batch, until it returns false.
+template <class Fn>
+Result<void> each_waiting_record(Database& db, Fn&& fn) {
+  return each_row(
+      db, "SELECT terms FROM search_docs WHERE id > (SELECT upto FROM search_docs_indexed)",
+      [](Statement&) {}, [&](const Statement& s) { return fn(s.column_blob(0)); });
+}
+
 // Fills the vocabulary with every term of the word index (after a rebuild).
 Result<void> fill_terms(Database& db) {
   auto before = last_term_id(db);
@@ -1079,14 +1088,10 @@ Result<std::int64_t> Index::waiting_count() { return waiting_docs(*db_); }
 Result<bool> Index::waiting_docs_readable() {
   bool readable = true;
   TermScratch scratch;
-  auto r = each_row(
-      *db_, "SELECT terms FROM search_docs WHERE id > (SELECT upto FROM search_docs_indexed)",
-      [](Statement&) {},
-      [&](const Statement& s) {
-        readable = for_each_term(s.column_blob(0), scratch,
-                                 [](std::string_view, std::uint8_t) { return true; });
-        return readable;
-      });
+  auto r = each_waiting_record(*db_, [&](std::string_view packed) {
+    readable = for_each_term(packed, scratch, [](std::string_view, std::uint8_t) { return true; });
+    return readable;
+  });
   if (!r) {
     return std::unexpected(r.error());
   }
@@ -1096,29 +1101,25 @@ Result<bool> Index::waiting_docs_readable() {
 Result<void> Index::add_waiting_terms() {
   TermSet seen(64 * 1024);
   TermScratch scratch;
-  auto r = each_row(
-      *db_, "SELECT terms FROM search_docs WHERE id > (SELECT upto FROM search_docs_indexed)",
-      [](Statement&) {},
-      [&](const Statement& s) {
-        const std::string_view packed = s.column_blob(0);
-        // A record this process stored has its terms in its columns
-        // already: split them rather than unpack the record again (a
-        // term in several columns is added once per column; the set
-        // keeps it once).
-        if (const RecentColumns::Columns* columns = recent_columns_.find(packed)) {
-          for (const std::string& column : *columns) {
-            for_each_column_term(column, [&](std::string_view term) { seen.add(term, 0); });
-          }
-          return true;
-        }
-        // A damaged record adds the terms before the damage; the batch
-        // then fails on it, and the next open rebuilds the word index.
-        (void)for_each_term(packed, scratch, [&](std::string_view term, std::uint8_t) {
-          seen.add(term, 0);
-          return true;
-        });
-        return true;
-      });
+  auto r = each_waiting_record(*db_, [&](std::string_view packed) {
+    // A record this process stored has its terms in its columns
+    // already: split them rather than unpack the record again (a
+    // term in several columns is added once per column; the set
+    // keeps it once).
+    if (const RecentColumns::Columns* columns = recent_columns_.find(packed)) {
+      for (const std::string& column : *columns) {
+        for_each_column_term(column, [&](std::string_view term) { seen.add(term, 0); });
+      }
+      return true;
+    }
+    // A damaged record adds the terms before the damage; the batch
+    // then fails on it, and the next open rebuilds the word index.
+    (void)for_each_term(packed, scratch, [&](std::string_view term, std::uint8_t) {
+      seen.add(term, 0);
+      return true;
+    });
+    return true;
+  });
   if (!r) {
     return r;
   }

@@ -635,6 +635,10 @@ class IndexTest : public testing::IndexTest {
 
   // Stores message `uid` of `box` with `body` as its (folded) body text.
   bool add(std::int64_t box, Uid uid, const std::string& body) {
+    return add_through(*index_, box, uid, body);
+  }
+  // The same through `index` (another connection to the file).
+  static bool add_through(Index& index, std::int64_t box, Uid uid, const std::string& body) {
     MessageRow row;
     row.meta.uid = uid;
     row.base_name = "m" + std::to_string(uid);
@@ -644,8 +648,8 @@ class IndexTest : public testing::IndexTest {
     TermRecord record;
     record.terms = index_terms(text);
     record.packed = pack_terms(record.terms);
-    return index_->insert_message(box, row, std::nullopt) &&
-           index_->insert_search_text(box, uid, record);
+    return index.insert_message(box, row, std::nullopt) &&
+           index.insert_search_text(box, uid, record);
   }
 
   // The INBOX messages whose body holds `needle`, which must be exact.
@@ -1039,17 +1043,7 @@ TEST_F(IndexTest, TermsAnotherConnectionAddedAreNotAddedAgain) {
   {
     auto other = Index::open(path, 1000);
     ASSERT_TRUE(other);
-    MessageRow row;
-    row.meta.uid = 3;
-    row.base_name = "m3";
-    row.file_name = "m3:2,";
-    mime::SearchText text;
-    text.body = "delta epsilon alpha";
-    TermRecord record;
-    record.terms = index_terms(text);
-    record.packed = pack_terms(record.terms);
-    ASSERT_TRUE((*other)->insert_message(inbox_, row, std::nullopt));
-    ASSERT_TRUE((*other)->insert_search_text(inbox_, 3, record));
+    ASSERT_TRUE(add_through(**other, inbox_, 3, "delta epsilon alpha"));
     ASSERT_TRUE((*other)->index_waiting_docs());
   }
   EXPECT_EQ(scalar(path, "SELECT count(*) FROM search_term_hashes_recent"), 5);
