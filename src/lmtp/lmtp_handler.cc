@@ -25,6 +25,9 @@ constexpr std::size_t kCommandReadBytes = 4096;
 constexpr std::size_t kDataReadBytes = 64 * 1024;
 // How many resolved recipients a connection remembers (then it starts over).
 constexpr std::size_t kMaxKnownRecipients = 1024;
+// Messages up to this size may be stored on the connection's own thread
+// when the storage pool is idle (deliver()).
+constexpr std::size_t kDeliverHereBytes = 1024 * 1024;
 
 std::string host_name() {
   char name[256] = {};
@@ -362,12 +365,19 @@ class LmtpSession final : public service::ConnectionDriver {
   // (finish()), so the tasks may use it.
   asio::awaitable<bool> deliver(const delivery::Recipient& recipient, delivery::Pending& pending) {
     session::UserContext* context = held_.at(recipient.user).get();
-    const bool upkeep_due = co_await pool().run(recipient.user, [&] {
+    auto task = [&] {
       if (!pending.result) {
         delivery::deliver_batch(context->store(), handler_.queue_->take(recipient.user));
       }
       return context->store().upkeep_due();
-    });
+    };
+    // With no other storage work waiting, a message of ordinary size is
+    // stored on this thread: the reply then waits for no thread hop
+    // (StoragePool::run_here_when_idle). A large one goes to the pool, so
+    // that this thread's other connections are not held up for its copy.
+    const bool upkeep_due = pending.request.message.size() <= kDeliverHereBytes
+                                ? co_await pool().run_here_when_idle(recipient.user, task)
+                                : co_await pool().run(recipient.user, task);
     if (!pending.result) {
       // Another task's batch took it and ended in an exception (logged by
       // the pool or that session): nothing says the message is stored.

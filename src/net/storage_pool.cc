@@ -11,6 +11,7 @@
 #include <exception>
 #include <mutex>
 #include <unordered_map>
+#include <vector>
 
 #include "base/log.h"
 
@@ -24,17 +25,27 @@ struct StoragePool::Impl {
   struct Lane {
     Strand strand;
     std::size_t pending = 0;
+    // A task runs on a caller's thread (run_here_when_idle): tasks queued
+    // meanwhile wait here, in order, and go to the strand after it.
+    bool claimed = false;
+    std::vector<Task> held;
   };
 
-  // The user's strand, counting one more task on it.
-  Strand acquire(const std::string& key) {
+  // Queues `task` on the user's strand, counting one more task on it (the
+  // task calls release() when done). Under the lock, so that the tasks held
+  // for a claim reach the strand before any queued after the claim ends.
+  void submit(const std::string& key, Task task) {
     std::lock_guard lock(mu);
     auto it = lanes.find(key);
     if (it == lanes.end()) {
-      it = lanes.emplace(key, Lane{asio::make_strand(pool.get_executor()), 0}).first;
+      it = lanes.emplace(key, Lane{asio::make_strand(pool.get_executor()), 0, false, {}}).first;
     }
     ++it->second.pending;
-    return it->second.strand;
+    if (it->second.claimed) {
+      it->second.held.push_back(std::move(task));
+    } else {
+      asio::post(it->second.strand, std::move(task));
+    }
   }
 
   // A task of the user's finished; the strand goes when none is left, so a
@@ -43,6 +54,32 @@ struct StoragePool::Impl {
     std::lock_guard lock(mu);
     auto it = lanes.find(key);
     if (it != lanes.end() && --it->second.pending == 0) {
+      lanes.erase(it);
+    }
+  }
+
+  bool claim_idle(const std::string& key) {
+    std::lock_guard lock(mu);
+    if (!lanes.empty()) {
+      return false;
+    }
+    lanes.emplace(key, Lane{asio::make_strand(pool.get_executor()), 1, true, {}});
+    return true;
+  }
+
+  void end_claim(const std::string& key) {
+    std::lock_guard lock(mu);
+    auto it = lanes.find(key);
+    if (it == lanes.end()) {
+      return;
+    }
+    Lane& lane = it->second;
+    lane.claimed = false;
+    for (Task& task : lane.held) {
+      asio::post(lane.strand, std::move(task));
+    }
+    lane.held.clear();
+    if (--lane.pending == 0) {
       lanes.erase(it);
     }
   }
@@ -58,8 +95,7 @@ StoragePool::~StoragePool() { impl_->pool.join(); }
 
 void StoragePool::post(std::string_view user_key, Task fn) {
   std::string key(user_key);
-  Strand strand = impl_->acquire(key);
-  asio::post(strand, [impl = impl_.get(), key = std::move(key), fn = std::move(fn)]() mutable {
+  impl_->submit(key, [impl = impl_.get(), key, fn = std::move(fn)]() mutable {
     try {
       fn();
     } catch (const std::exception& e) {
@@ -79,9 +115,8 @@ asio::awaitable<void> StoragePool::run_task(std::string user_key, Task task) {
         // Keeps the coroutine's io_context running until it is resumed.
         auto home = asio::prefer(asio::get_associated_executor(handler),
                                  asio::execution::outstanding_work.tracked);
-        Strand strand = impl->acquire(user_key);
-        asio::post(strand, [impl, key = std::move(user_key), task = std::move(task),
-                            handler = std::move(handler), home = std::move(home)]() mutable {
+        impl->submit(user_key, [impl, key = user_key, task = std::move(task),
+                                handler = std::move(handler), home = std::move(home)]() mutable {
           std::exception_ptr error;
           try {
             task();
@@ -95,6 +130,10 @@ asio::awaitable<void> StoragePool::run_task(std::string user_key, Task task) {
       },
       asio::use_awaitable);
 }
+
+bool StoragePool::claim_idle(const std::string& user_key) { return impl_->claim_idle(user_key); }
+
+void StoragePool::end_claim(const std::string& user_key) { impl_->end_claim(user_key); }
 
 std::size_t StoragePool::active_users() const {
   std::lock_guard lock(impl_->mu);

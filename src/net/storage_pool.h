@@ -47,6 +47,16 @@ class StoragePool {
   template <typename F>
   asio::awaitable<std::invoke_result_t<F&>> run(std::string user_key, F fn);
 
+  // As run(), but when no user has a task queued or running, runs fn() at
+  // once on the calling thread, and the user's later tasks wait for it.
+  // For short work whose caller waits for it anyway (an LMTP delivery):
+  // it saves the two thread hops run() makes (the post to a pool thread,
+  // and the resumption on the caller's io_context), each a wake-up and a
+  // context switch, while the caller's thread stops serving its other
+  // connections only when no storage work is waiting at all.
+  template <typename F>
+  asio::awaitable<std::invoke_result_t<F&>> run_here_when_idle(std::string user_key, F fn);
+
   // Queues fn() on `user_key`'s strand and returns at once. An exception it
   // throws is logged and dropped.
   void post(std::string_view user_key, Task fn);
@@ -57,6 +67,11 @@ class StoragePool {
  private:
   struct Impl;
   asio::awaitable<void> run_task(std::string user_key, Task task);
+  // Claims `user_key`'s lane for a task run on the calling thread when no
+  // lane exists (nothing queued or running anywhere); false otherwise.
+  bool claim_idle(const std::string& user_key);
+  // Ends the claim: the tasks queued meanwhile go to the user's strand.
+  void end_claim(const std::string& user_key);
 
   std::unique_ptr<Impl> impl_;
 };
@@ -72,6 +87,20 @@ asio::awaitable<std::invoke_result_t<F&>> StoragePool::run(std::string user_key,
     co_await run_task(std::move(user_key), Task([&fn, &result] { result.emplace(fn()); }));
     co_return std::move(*result);
   }
+}
+
+template <typename F>
+asio::awaitable<std::invoke_result_t<F&>> StoragePool::run_here_when_idle(std::string user_key,
+                                                                          F fn) {
+  if (!claim_idle(user_key)) {
+    co_return co_await run(std::move(user_key), std::move(fn));
+  }
+  struct Claim {
+    StoragePool* pool;
+    const std::string& key;
+    ~Claim() { pool->end_claim(key); }
+  } claim{this, user_key};
+  co_return fn();
 }
 
 }  // namespace peregrine::net

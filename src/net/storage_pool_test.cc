@@ -1,5 +1,6 @@
-// StoragePool: per-user order and serialization, users in parallel, and the
-// awaiting coroutine resuming on its own thread.
+// StoragePool: per-user order and serialization, users in parallel, the
+// awaiting coroutine resuming on its own thread, and tasks run on the
+// caller's thread while the pool is idle.
 
 #include "net/storage_pool.h"
 
@@ -172,6 +173,81 @@ TEST(StoragePoolTest, ResultsExceptionsAndVoidTasks) {
     EXPECT_TRUE(caught);
     EXPECT_EQ(std::this_thread::get_id(), home);
   });
+}
+
+TEST(StoragePoolTest, AnIdlePoolRunsTheTaskOnTheCallersThread) {
+  StoragePool pool(2);
+  Loop loop;
+  loop.run([&]() -> asio::awaitable<void> {
+    const auto home = std::this_thread::get_id();
+    auto ran_on =
+        co_await pool.run_here_when_idle("dave", [] { return std::this_thread::get_id(); });
+    EXPECT_EQ(ran_on, home);
+    EXPECT_EQ(pool.active_users(), 0u);  // the claim is let go
+
+    co_await pool.run_here_when_idle("dave", [] {});  // void
+    bool caught = false;
+    try {
+      co_await pool.run_here_when_idle("dave",
+                                       []() -> int { throw std::runtime_error("no space"); });
+    } catch (const std::runtime_error& e) {
+      caught = std::string(e.what()) == "no space";
+    }
+    EXPECT_TRUE(caught);
+    EXPECT_EQ(pool.active_users(), 0u);
+  });
+}
+
+TEST(StoragePoolTest, ABusyPoolRunsTheTaskOnItsThreads) {
+  StoragePool pool(2);
+  Loop loop;
+  // Another user's task holds the pool busy until the check below is done.
+  std::promise<void> release;
+  auto released = release.get_future().share();
+  pool.post("erin", [released] { released.wait_for(std::chrono::seconds(10)); });
+  loop.run([&]() -> asio::awaitable<void> {
+    const auto home = std::this_thread::get_id();
+    auto ran_on =
+        co_await pool.run_here_when_idle("frank", [] { return std::this_thread::get_id(); });
+    EXPECT_NE(ran_on, home);
+    EXPECT_EQ(std::this_thread::get_id(), home);
+    release.set_value();
+  });
+}
+
+TEST(StoragePoolTest, TasksQueuedDuringAClaimWaitForItAndKeepTheirOrder) {
+  StoragePool pool(4);
+  Loop loop;
+  std::vector<int> order;  // touched only by grace's tasks, one at a time
+  std::atomic<bool> claimed_done{false};
+  std::atomic<int> ran_early{0};
+  loop.run([&]() -> asio::awaitable<void> {
+    co_await pool.run_here_when_idle("grace", [&] {
+      order.push_back(0);
+      for (int i = 1; i <= 50; ++i) {
+        pool.post("grace", [&, i] {
+          if (!claimed_done.load()) {
+            ++ran_early;
+          }
+          order.push_back(i);
+        });
+      }
+      // The pool has threads free: a task posted above would run now if
+      // it were not held for the claim.
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      order.push_back(-1);
+      claimed_done = true;
+    });
+    // Queued after the claim ended: behind the held ones.
+    co_await pool.run("grace", [&] { order.push_back(51); });
+  });
+  EXPECT_EQ(ran_early.load(), 0);
+  ASSERT_EQ(order.size(), 53u);
+  EXPECT_EQ(order[0], 0);
+  EXPECT_EQ(order[1], -1);
+  for (int i = 1; i <= 51; ++i) {
+    EXPECT_EQ(order[static_cast<std::size_t>(i) + 1], i);
+  }
 }
 
 }  // namespace
