@@ -10,7 +10,9 @@
 # empty data directory; medians are printed with the ratio.
 #
 #   bench/lmtp-compare.sh [rounds]     (default 3)
-#   MESSAGES_1=400 MESSAGES_10=100     messages per client for 1 and 10 clients
+#   MESSAGES_1=2000 MESSAGES_10=400    messages per client for 1 and 10 clients
+#              (rounds of a few seconds: a round of 400 lasted half a second,
+#              and a checkpoint or a stall moved its rate by more than a change)
 #   BUILD=build/release  WORK=/tmp/peregrine-lmtp-bench  PORT_BASE=21600
 #   WARMUP=1   before timing, one untimed delivery to each user, so that both
 #              servers have made the users' mailboxes and indexes (the first
@@ -30,8 +32,8 @@ rounds="${1:-3}"
 build="${BUILD:-build/release}"
 work="${WORK:-/tmp/peregrine-lmtp-bench}"
 port_base="${PORT_BASE:-21600}"
-messages_1="${MESSAGES_1:-400}"
-messages_10="${MESSAGES_10:-100}"
+messages_1="${MESSAGES_1:-2000}"
+messages_10="${MESSAGES_10:-400}"
 warmup="${WARMUP:-1}"
 no_index="${NO_INDEX:-0}"
 users=(u01 u02 u03 u04 u05 u06 u07 u08 u09 u10)
