@@ -371,13 +371,18 @@ class LmtpSession final : public service::ConnectionDriver {
       }
       return context->store().upkeep_due();
     };
-    // With no other storage work waiting, a message of ordinary size is
-    // stored on this thread: the reply then waits for no thread hop
-    // (StoragePool::run_here_when_idle). A large one goes to the pool, so
-    // that this thread's other connections are not held up for its copy.
-    const bool upkeep_due = pending.request.message.size() <= kDeliverHereBytes
-                                ? co_await pool().run_here_when_idle(recipient.user, task)
-                                : co_await pool().run(recipient.user, task);
+    // The only LMTP connection, with no storage work waiting, stores a
+    // message of ordinary size on its own thread: the reply then waits for
+    // no thread hop (StoragePool::run_here_when_idle). With other LMTP
+    // connections open the pool takes it: a delivery held on this thread
+    // would hold up theirs too, leave the pool idle meanwhile, and so send
+    // the next delivery here as well, one at a time. A large message goes
+    // to the pool, so that this thread's other connections are not held
+    // up for its copy.
+    const bool here = handler_.connections_.load(std::memory_order_relaxed) == 1 &&
+                      pending.request.message.size() <= kDeliverHereBytes;
+    const bool upkeep_due = here ? co_await pool().run_here_when_idle(recipient.user, task)
+                                 : co_await pool().run(recipient.user, task);
     if (!pending.result) {
       // Another task's batch took it and ended in an exception (logged by
       // the pool or that session): nothing says the message is stored.
@@ -476,6 +481,11 @@ LmtpHandler::LmtpHandler(auth::Authenticator& authenticator, session::UserRegist
 LmtpHandler::~LmtpHandler() = default;
 
 asio::awaitable<void> LmtpHandler::serve(net::Connection& connection) {
+  struct Counted {
+    std::atomic<int>& count;
+    explicit Counted(std::atomic<int>& c) : count(c) { ++count; }
+    ~Counted() { --count; }
+  } counted(connections_);
   LmtpSession session(*this, connection);
   co_await session.serve();
 }

@@ -34,6 +34,7 @@
 // handler holds references to thread-safe objects only.
 
 #include <asio/awaitable.hpp>
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <memory>
@@ -86,6 +87,9 @@ class LmtpHandler final : public service::ProtocolHandler {
   // Deliveries waiting for their users' strands, shared by all connections
   // so that concurrent deliveries to one user commit together.
   std::unique_ptr<delivery::DeliveryQueue> queue_;
+  // Open LMTP connections: a delivery runs on its connection's thread only
+  // when its connection is the only one (LmtpSession::deliver).
+  std::atomic<int> connections_{0};
 };
 
 }  // namespace peregrine::lmtp
