@@ -38,7 +38,7 @@ struct StoragePool::Impl {
     std::lock_guard lock(mu);
     auto it = lanes.find(key);
     if (it == lanes.end()) {
-      it = lanes.emplace(key, Lane{asio::make_strand(pool.get_executor()), 0, false, {}}).first;
+      it = lanes.emplace(key, new_lane()).first;
     }
     ++it->second.pending;
     if (it->second.claimed) {
@@ -53,8 +53,8 @@ struct StoragePool::Impl {
   void release(const std::string& key) {
     std::lock_guard lock(mu);
     auto it = lanes.find(key);
-    if (it != lanes.end() && --it->second.pending == 0) {
-      lanes.erase(it);
+    if (it != lanes.end()) {
+      count_one_done(it);
     }
   }
 
@@ -63,7 +63,9 @@ struct StoragePool::Impl {
     if (!lanes.empty()) {
       return false;
     }
-    lanes.emplace(key, Lane{asio::make_strand(pool.get_executor()), 1, true, {}});
+    Lane& lane = lanes.emplace(key, new_lane()).first->second;
+    lane.pending = 1;
+    lane.claimed = true;
     return true;
   }
 
@@ -79,7 +81,16 @@ struct StoragePool::Impl {
       asio::post(lane.strand, std::move(task));
     }
     lane.held.clear();
-    if (--lane.pending == 0) {
+    count_one_done(it);
+  }
+
+  // A lane with nothing on it yet.
+  Lane new_lane() { return Lane{asio::make_strand(pool.get_executor()), 0, false, {}}; }
+
+  // One task of the lane at `it` is done (under mu); the lane goes when
+  // none is left.
+  void count_one_done(std::unordered_map<std::string, Lane>::iterator it) {
+    if (--it->second.pending == 0) {
       lanes.erase(it);
     }
   }

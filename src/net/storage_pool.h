@@ -52,8 +52,11 @@ class StoragePool {
   // For short work whose caller waits for it anyway (an LMTP delivery):
   // it saves the two thread hops run() makes (the post to a pool thread,
   // and the resumption on the caller's io_context), each a wake-up and a
-  // context switch, while the caller's thread stops serving its other
-  // connections only when no storage work is waiting at all.
+  // context switch. Meanwhile the caller's thread serves none of its other
+  // connections, so their work does not reach the pool either, and the
+  // pool may well be idle again for the next such call: callers use it
+  // only where nothing else is likely to be waiting (LMTP: while its
+  // connection is the only one).
   template <typename F>
   asio::awaitable<std::invoke_result_t<F&>> run_here_when_idle(std::string user_key, F fn);
 
