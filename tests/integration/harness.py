@@ -282,6 +282,10 @@ class Server:
     def index_path(self, user):
         return os.path.join(self.data_dir, user, "index.sqlite")
 
+    def search_path(self, user):
+        """The file of the user's word index and vocabulary, beside index.sqlite."""
+        return os.path.join(self.data_dir, user, "search.sqlite")
+
     # --- clients -------------------------------------------------------------
 
     def connect(self, tls=False):

@@ -15,7 +15,7 @@ def tree_snapshot(root):
     out = {}
     for d, _dirs, files in os.walk(root):
         for f in files:
-            if f.startswith("index.sqlite"):
+            if f.startswith(("index.sqlite", "search.sqlite")):
                 continue
             p = os.path.join(d, f)
             out[os.path.relpath(p, root)] = os.path.getsize(p)

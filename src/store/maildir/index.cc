@@ -4,6 +4,7 @@
 #include <cstring>
 #include <utility>
 
+#include "base/log.h"
 #include "store/maildir/sql_util.h"
 
 namespace peregrine::store::maildir {
@@ -201,6 +202,26 @@ ALTER TABLE mailboxes ADD COLUMN expunged_floor INTEGER NOT NULL DEFAULT 0;
     R"sql(
 DROP TRIGGER IF EXISTS search_terms_insert;
 )sql",
+    // 12 -> 13: the word index and the vocabulary move to a file of their
+    // own (search.sqlite), written by a connection of its own, so that their
+    // batches no longer hold this file's write lock. Dropped here; the open
+    // builds them there from the term records, which stay. Every deleted
+    // record now goes to search_purge (Index::create_search_fts: the new
+    // trigger).
+    R"sql(
+DROP TRIGGER IF EXISTS search_docs_insert;
+DROP TRIGGER IF EXISTS search_docs_delete;
+DROP TRIGGER IF EXISTS search_terms_insert;
+DROP TABLE IF EXISTS search_docs_indexed;
+DROP TABLE IF EXISTS search_fts;
+DROP TABLE IF EXISTS search_terms_fts;
+DROP TABLE IF EXISTS search_terms;
+DROP TABLE IF EXISTS search_term_hashes;
+DROP TABLE IF EXISTS search_term_hashes_recent;
+DROP TABLE IF EXISTS search_term_hashes_cursor;
+DROP TABLE IF EXISTS search_terms_indexed;
+DELETE FROM search_purge;
+)sql",
 };
 static_assert(std::size(kMigrations) == kIndexSchemaVersion);
 
@@ -306,7 +327,7 @@ Result<std::unique_ptr<Index>> Index::open(const std::filesystem::path& path, in
     return std::unexpected(r.error());
   }
   std::unique_ptr<Index> index(new Index(std::move(*db)));
-  if (auto r = register_search_functions(*index->db_, &index->recent_columns_); !r) {
+  if (auto r = register_search_functions(*index->db_); !r) {
     return std::unexpected(r.error());
   }
   index->db_->set_rollback_hook(
@@ -326,7 +347,49 @@ Result<std::unique_ptr<Index>> Index::open(const std::filesystem::path& path, in
   if (auto r = index->migrate(); !r) {
     return std::unexpected(r.error());
   }
+  // The search writer attaches this file read-only, and this connection
+  // its file: each writes only its own, so that BEGIN IMMEDIATE (a write
+  // transaction on every attached file but a read-only one) takes one
+  // file's write lock, and a batch never waits for an append, nor an
+  // append for a batch. The writer makes the file when there is none.
+  index->path_ = path;
+  index->pragmas_ = pragmas;
+  if (auto r = index->attach_search(); !r) {
+    return std::unexpected(r.error());
+  }
   return index;
+}
+
+Result<void> Index::attach_search() {
+  const std::filesystem::path file = search_path(path_);
+  std::error_code ec;
+  if (!std::filesystem::exists(file, ec)) {
+    if (auto r = writer(); !r) {
+      return std::unexpected(r.error());
+    }
+  }
+  const std::string attach = "ATTACH " + read_only_uri(file) + " AS search";
+  if (db_->exec(attach) && query_int(*db_, "SELECT count(*) FROM search.sqlite_schema")) {
+    return {};
+  }
+  // Not a database (its header damaged, or another file): it holds nothing
+  // the term records cannot give again. A new one takes its place, and the
+  // open rebuilds the word index (MaildirUserStore::check_search_index).
+  base::log(base::LogLevel::kWarn, "search_index_rebuild",
+            {{"file", file.string()}, {"reason", "unreadable"}});
+  (void)db_->exec("DETACH search");
+  writer_.reset();
+  for (const char* suffix : {"", "-wal", "-shm"}) {
+    std::filesystem::remove(file.string() + suffix, ec);
+  }
+  if (auto r = writer(); !r) {
+    return std::unexpected(r.error());
+  }
+  return db_->exec(attach);
+}
+
+std::filesystem::path Index::search_path(const std::filesystem::path& path) {
+  return path.parent_path() / "search.sqlite";
 }
 
 Result<void> Index::migrate() {
@@ -364,14 +427,14 @@ Result<void> Index::migrate() {
     }
   }
   // Term records came with schema 5; those before 11 hold CJK runs whole.
+  // (The word index and the vocabulary are built again from them by the
+  // open: MaildirUserStore::check_search_index.)
   if (version >= 5 && version < 11) {
     if (auto r = split_cjk_terms(); !r) {
       return r;
     }
-    if (auto r = rebuild_search_fts(); !r) {
-      return r;
-    }
-  } else if (auto r = create_search_fts(); !r) {
+  }
+  if (auto r = create_search_fts(); !r) {
     return r;
   }
   if (auto r = db_->exec("PRAGMA user_version = " + std::to_string(kIndexSchemaVersion)); !r) {

@@ -15,6 +15,7 @@
 #include <filesystem>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <span>
 #include <string>
@@ -33,7 +34,7 @@
 
 namespace peregrine::store::maildir {
 
-inline constexpr int kIndexSchemaVersion = 12;
+inline constexpr int kIndexSchemaVersion = 13;
 
 struct MailboxRow {
   std::int64_t id = 0;
@@ -82,38 +83,19 @@ struct MailboxCounts {
   std::uint64_t size = 0;
 };
 
-// The column texts (column_terms) of the term records stored since the
-// last batch, by their packed bytes. An entry depends only on those bytes,
-// so it is never stale; the oldest go past kBytes.
-class RecentColumns {
- public:
-  static constexpr std::size_t kBytes = 4 * 1024 * 1024;
-  using Columns = std::array<std::string, kTermColumns>;
-  void add(const TermRecord& record);
-  // The columns of the record packed as `packed`; nullptr when not held.
-  const Columns* find(std::string_view packed) const;
-  void clear() {
-    entries_.clear();
-    bytes_ = 0;
-  }
-
- private:
-  struct Entry {
-    std::string packed;
-    Columns columns;
-    std::size_t bytes = 0;
-  };
-  std::deque<Entry> entries_;
-  std::size_t bytes_ = 0;
-};
-
 class Index {
  public:
   // Opens (creating) the index: WAL, synchronous=FULL, foreign keys on, a
   // busy timeout, and the schema migrated to kIndexSchemaVersion. kInternal
-  // when the file is of a newer schema than this build knows.
+  // when the file is of a newer schema than this build knows. The
+  // full-text index's word index and vocabulary are in a file of their own
+  // beside it (search_path), which a second connection writes (the
+  // search writer, below) and this one reads, attached as `search`.
   static base::Result<std::unique_ptr<Index>> open(const std::filesystem::path& path,
                                                    int busy_timeout_ms);
+  // The file of the word index and the vocabulary for the index at `path`.
+  static std::filesystem::path search_path(const std::filesystem::path& path);
+  ~Index();
 
   base::Result<Transaction> begin() { return db_->begin(); }
   // One read transaction for the reads that follow while it lives
@@ -230,7 +212,11 @@ class Index {
   // ---- Full-text index (search_index.cc) ----
   // Stores a message's term record (the word index takes it with its batch,
   // kWaitingDocs, and the vocabulary its terms).
-  base::Result<void> insert_search_text(std::int64_t mailbox_id, Uid uid, const TermRecord& record);
+  // `batch`: whether it runs (or asks for) the batch when one is due; a
+  // caller that stores many in one transaction runs it after the commit
+  // instead (the search writer reads committed records only).
+  base::Result<void> insert_search_text(std::int64_t mailbox_id, Uid uid, const TermRecord& record,
+                                        bool batch = true);
   // Gives message `to` a copy of the term record of message `from` (copy).
   base::Result<void> copy_search_text(std::int64_t from_mailbox, Uid from_uid,
                                       std::int64_t to_mailbox, Uid to_uid);
@@ -248,10 +234,29 @@ class Index {
   base::Result<bool> search_fts_healthy();
   // Adds the terms of every record that waits for its batch to the
   // vocabulary, then indexes those records in the word index, when at least
-  // `at_least` wait.
+  // `at_least` wait; unindexes the deleted records first. On the search
+  // writer's connection, in a transaction of its own: it sees the records
+  // committed so far, not those of a transaction this connection has open.
   base::Result<void> index_waiting_docs(std::int64_t at_least = 1);
   // How many records wait for their batch (at most; cheap).
   base::Result<std::int64_t> waiting_count();
+  // Whether a batch has work: kWaitingDocs records wait (kBackgroundBatch
+  // with background batches), or a deleted record waits to be unindexed.
+  base::Result<bool> batch_due();
+  // Runs the batch (index_waiting_docs(kWaitingDocs)) on the search
+  // writer's thread, at idle priority, and returns at once. A store whose
+  // caller runs upkeep after replying sets background batches: the
+  // changes that store records then ask for one once kBackgroundBatch wait,
+  // and run it themselves only at batch_at (set_batch_at).
+  void request_batch();
+  void set_background_batches(bool on) { background_ = on; }
+  // Returns once no background batch is asked for or running (tests, tools).
+  void wait_for_batches();
+  // The batch now, on this thread, when at least `at_least` records wait;
+  // with background batches, only when the writer's thread is not running
+  // one (then it asks for another and returns): a session never waits for
+  // a thread at idle priority.
+  base::Result<void> run_batch_now(std::int64_t at_least);
   // Whether every record that waits for its batch can be read.
   base::Result<bool> waiting_docs_readable();
   // How many records wait before the change that stores one more runs the
@@ -268,12 +273,16 @@ class Index {
   // open indexes its message again from the file. Leaves the word index
   // and the vocabulary stale (rebuild_search_fts follows).
   base::Result<void> split_cjk_terms();
-  // Removes up to `limit` deleted texts (search_purge) from the word
-  // index; returns how many it removed (0: nothing is pending).
+  // Removes up to `limit` deleted records (search_purge) from the word
+  // index, in a transaction of the search writer; returns how many it dealt
+  // with (0: nothing is pending). Their rows stay in search_purge until
+  // forget_purged.
   base::Result<std::size_t> purge_search_fts(std::size_t limit);
-  // Deleted texts each append unindexes in its transaction, so the purge
-  // keeps up with expunges without a long step anywhere.
-  static constexpr std::size_t kPurgePerAppend = 8;
+  // Deletes the rows of search_purge the search writer is done with
+  // (search_purged, in its file, committed and synced), as this
+  // connection's transaction sees that file: one begun after the writer's
+  // commit. Each append does, in its transaction: a few rows at most.
+  base::Result<void> forget_purged();
   // New vocabulary terms that wait before the append that adds them indexes
   // them all by trigram (search_terms_indexed; queries read the waiting
   // ones from search_terms). Each such batch writes an FTS5 segment that
@@ -301,8 +310,16 @@ class Index {
   // waiting ones from search_docs).
   static constexpr std::size_t kWaitingDocs = 32;
   // The most that wait while the server runs the batches after its
-  // replies (set_batch_at): what a query reads besides the word index.
+  // replies (set_batch_at): what a query reads besides the word index
+  // (more only while the writer's thread is busy with a batch).
   static constexpr std::size_t kMostWaitingDocs = 256;
+  // Records that wait before a change asks for a background batch
+  // (request_batch): fewer, larger batches cost less CPU in all (FTS5
+  // writes, and merges, a segment per batch); docs/benchmarks.md, "The
+  // batch on a thread of its own".
+  static constexpr std::size_t kBackgroundBatch = 128;
+  // Deleted records a batch, or a step of the open, unindexes at most.
+  static constexpr std::size_t kPurgeBatch = 256;
   // Drops every term record, the word index and the vocabulary (before a
   // full rebuild).
   base::Result<void> clear_search_index();
@@ -330,8 +347,20 @@ class Index {
   base::Result<void> clear_journal();
 
  private:
-  explicit Index(std::unique_ptr<Database> db) : db_(std::move(db)) {}
+  explicit Index(std::unique_ptr<Database> db);
+  // Opens the search writer for the index at `path` (open; search_index.cc).
+  static base::Result<std::unique_ptr<Index>> open_search_writer(const std::filesystem::path& path,
+                                                                 const std::string& pragmas);
   base::Result<void> migrate();
+  // The search writer's own operations, under writer_mutex_ (run_batch:
+  // the purge, then the batch).
+  base::Result<void> run_batch(std::int64_t at_least);
+  base::Result<std::size_t> purge_here(std::size_t limit);
+  // Runs step(writer) in a transaction of the search writer, under its
+  // mutex (so the background batch and this connection take turns).
+  template <typename Step>
+  base::Result<void> with_writer(Step step);
+  void stop_worker();
   // Creates the word index, the vocabulary and their triggers when they are
   // missing.
   base::Result<void> create_search_fts();
@@ -361,6 +390,26 @@ class Index {
   void forget_known_terms();
 
   std::unique_ptr<Database> db_;
+  // The search writer: an Index of its own connection, with search.sqlite
+  // as main (it alone writes it) and this index attached read-only. Opened
+  // when first needed (writer()): a store opened for one delivery and
+  // closed after (`peregrine deliver`, an MTA's connection a message)
+  // seldom runs a batch. Null on the writer itself.
+  std::unique_ptr<Index> writer_;
+  base::Result<Index*> writer();
+  // Attaches search.sqlite read-only as `search`, made by the writer when
+  // missing, and made anew when it is no database.
+  base::Result<void> attach_search();
+  // Whether search_purge holds a row the writer has not dealt with.
+  base::Result<bool> unpurged_exist();
+  std::filesystem::path path_;  // this index's file (for the writer)
+  std::string pragmas_;
+  bool is_writer_ = false;  // this is a store's search writer
+  std::mutex writer_mutex_;
+  // The thread that runs the background batches (request_batch).
+  struct Worker;
+  std::unique_ptr<Worker> worker_;
+  bool background_ = false;
   // Terms this connection knows to be in the vocabulary, so an append does
   // not probe the vocabulary's index for its common words again. Emptied on
   // every rollback (a term inserted by the rolled-back transaction is gone),
@@ -382,9 +431,6 @@ class Index {
   // The hits' document ids -> UIDs, per mailbox; told of every change of
   // search_docs and of every rollback (hooks set by open).
   DocUidMap doc_uids_;
-  // The column texts of the records this connection stored lately, so the
-  // batch that indexes them need not decode them again.
-  RecentColumns recent_columns_;
   std::size_t batch_at_ = kWaitingDocs;  // set_batch_at
   // Expunges recorded per mailbox since its last check (count_expunges).
   std::unordered_map<std::int64_t, std::size_t> unchecked_expunges_;
@@ -392,9 +438,8 @@ class Index {
 
 // Registers peregrine_search_column(record, n) on a connection: the terms
 // of column n (0 From, 1 To, 2 Cc, 3 Bcc, 4 Subject, 5 headers, 6 body) of a
-// packed term record, separated by spaces (column_terms). With `recent`,
-// the records it holds are answered from it.
-base::Result<void> register_search_functions(Database& db, const RecentColumns* recent);
+// packed term record, separated by spaces (column_terms).
+base::Result<void> register_search_functions(Database& db);
 
 // Keywords as the index stores them: joined by single spaces (keywords never
 // contain one).

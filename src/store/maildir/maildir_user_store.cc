@@ -119,11 +119,14 @@ Result<std::unique_ptr<MaildirUserStore>> MaildirUserStore::open(std::string use
     return std::unexpected(index.error());
   }
   // Mail is private; SQLite gives its -wal and -shm files the same mode.
-  if (auto r = fs.set_mode(index_path, 0600); !r) {
-    return std::unexpected(r.error());
+  for (const auto& file : {index_path, Index::search_path(index_path)}) {
+    if (auto r = fs.set_mode(file, 0600); !r) {
+      return std::unexpected(r.error());
+    }
   }
   if (options.upkeep_after_reply) {
     (*index)->set_batch_at(Index::kMostWaitingDocs);
+    (*index)->set_background_batches(true);
   }
   MaildirOptions resolved = options;
   resolved.fs = &fs;

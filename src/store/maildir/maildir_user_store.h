@@ -98,6 +98,9 @@ class MaildirUserStore final : public UserStore {
   // files wait.
   void upkeep() override;
   bool upkeep_due() override;
+  // Returns once the full-text index's background batches are done (for
+  // tests: upkeep and appends only ask for them; Index::request_batch).
+  void wait_for_index_batches() { index_->wait_for_batches(); }
   // Makes every file whose bytes wait in the index durable (the files, then
   // their cur/ directories), then lets the index forget the bytes. A file
   // found missing keeps its bytes (a sync expunges its message, or the next

@@ -312,10 +312,10 @@ Result<AppendResult> MaildirUserStore::append(std::string_view mailbox,
         return r;
       }
     }
-    // A bounded share of the deferred unindexing of expunged texts. A failed
-    // purge does not fail the append (SQLite undoes just that statement);
-    // the next open repairs the index.
-    if (auto r = index_->purge_search_fts(Index::kPurgePerAppend); !r) {
+    // The deleted records the search writer has unindexed leave
+    // search_purge (a few rows at most). A failure does not fail the
+    // append (SQLite undoes just that statement); they go with a later one.
+    if (auto r = index_->forget_purged(); !r) {
       base::log(base::LogLevel::kWarn, "search_purge_failed",
                 {{"user", user_}, {"reason", r.error().message}});
     }

@@ -16,8 +16,6 @@ namespace {
 
 // Messages indexed per transaction when filling in missing texts.
 constexpr std::size_t kFillBatch = 256;
-// Deleted texts unindexed per transaction at open.
-constexpr std::size_t kPurgeBatch = 256;
 
 }  // namespace
 
@@ -95,19 +93,20 @@ bool MaildirUserStore::index_batch_due() {
   if (!options_.full_text_index) {
     return false;
   }
-  auto waiting = index_->waiting_count();
-  return !waiting || *waiting >= static_cast<std::int64_t>(Index::kWaitingDocs);
+  auto due = index_->batch_due();
+  return !due || *due;
 }
 
 void MaildirUserStore::run_due_index_batch() {
   if (!index_batch_due()) {
     return;
   }
-  // Its commit need not reach the disk before the next one does: lost, it
-  // leaves the records waiting (queries read them), and the next upkeep
-  // batches them again. (A count that failed above fails again in the
-  // batch, which logs it below.)
-  Index::QuickCommits quick(*index_);
+  if (options_.upkeep_after_reply) {
+    index_->request_batch();
+    return;
+  }
+  // (A count that failed above fails again in the batch, which logs it
+  // below.)
   auto done = in_transaction(*index_, [&] {
     return index_->index_waiting_docs(static_cast<std::int64_t>(Index::kWaitingDocs));
   });
@@ -124,7 +123,16 @@ Result<void> MaildirUserStore::check_search_index() {
   // fails on it does. Batched at every open, they gave a store opened for
   // each delivery (`peregrine deliver`, an MTA's LMTP connection a
   // message) a segment of the word index for every message.
+  // More than ever wait while the server runs (a new file of the word
+  // index: the upgrade to schema 13, or one lost): a rebuild from the
+  // records, which fills the vocabulary from the word index, costs less
+  // than a batch that large.
+  auto waiting = index_->waiting_count();
+  if (!waiting) {
+    return std::unexpected(waiting.error());
+  }
   const bool batched =
+      *waiting <= static_cast<std::int64_t>(Index::kMostWaitingDocs) &&
       in_transaction(*index_, [&] {
         return index_->index_waiting_docs(static_cast<std::int64_t>(Index::kWaitingDocs));
       }).has_value();
@@ -153,31 +161,27 @@ Result<void> MaildirUserStore::check_search_index() {
 Result<void> MaildirUserStore::purge_search_index() {
   std::size_t total = 0;
   for (;;) {
-    auto tx = index_->begin();
-    if (!tx) {
-      return std::unexpected(tx.error());
-    }
-    auto purged = index_->purge_search_fts(kPurgeBatch);
+    auto purged = index_->purge_search_fts(Index::kPurgeBatch);
     if (!purged) {
       base::log(base::LogLevel::kWarn, "search_index_rebuild",
                 {{"user", user_}, {"reason", purged.error().message}});
       // Dropping the word index clears the pending purges; it is built
       // again from the term records, or emptied when they are unreadable too
       // (the open then indexes the messages again from their files).
-      if (auto r = index_->rebuild_search_fts(); !r) {
-        if (auto c = index_->clear_search_index(); !c) {
-          return c;
-        }
-      }
-      return tx->commit();
+      return in_transaction(*index_, [&] {
+        auto r = index_->rebuild_search_fts();
+        return r ? r : index_->clear_search_index();
+      });
     }
     if (*purged == 0) {
       break;
     }
-    if (auto r = tx->commit(); !r) {
-      return r;
-    }
     total += *purged;
+  }
+  // In a transaction begun after the writer's last commit, so that it sees
+  // every record the writer is done with.
+  if (auto r = in_transaction(*index_, [&] { return index_->forget_purged(); }); !r) {
+    return r;
   }
   if (total > 0) {
     base::log(base::LogLevel::kInfo, "search_index_purged",

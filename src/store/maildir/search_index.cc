@@ -1,38 +1,47 @@
-// The full-text index of the Maildir backend's SQLite index: each message's
-// term record (term_record.h: its distinct terms, with the columns each
-// occurs in; no text) in search_docs; a contentless FTS5 word index over
-// the records (search_fts, tokenize='ascii', one column per part of the
-// text); and the vocabulary (search_terms: every term ever indexed), with a
-// trigram index over it (search_terms_fts), so that a word fragment resolves
-// to the terms holding it and the documents holding those terms are exactly
-// the documents holding the fragment: no text is read. The newest terms
-// (fewer than Index::kUnindexedTerms) wait outside the trigram index, and
-// queries read them from the vocabulary itself.
+// The full-text index of the Maildir backend: each message's term record
+// (term_record.h: its distinct terms, with the columns each occurs in; no
+// text) in search_docs, in the store's index file; and, in a file of their
+// own beside it (search.sqlite), a contentless FTS5 word index over the
+// records (search_fts, tokenize='ascii', one column per part of the text)
+// and the vocabulary (search_terms: every term ever indexed), with a
+// trigram index over it (search_terms_fts), so that a word fragment
+// resolves to the terms holding it and the documents holding those terms
+// are exactly the documents holding the fragment: no text is read. The
+// newest terms (fewer than Index::kUnindexedTerms) wait outside the
+// trigram index, and queries read them from the vocabulary itself.
 //
 // A record is stored in the transaction of the change that adds its
 // message. The vocabulary and the word index take the records a batch at a
-// time (the newest ids, above search_docs_indexed.upto; Index::kWaitingDocs
-// of them, or up to Index::kMostWaitingDocs when the server runs the batch
-// after its reply): FTS5 writes a segment, and merges older ones, whenever
-// a statement that fed it ends, which costs an append more than all its
-// other index work, and a term shared by the batch's records is probed
-// once. Queries read the waiting records themselves (RecordFilter), so
-// every answer holds the newest messages. A deleted record (expunge,
-// mailbox deletion) that the word index holds is moved by a trigger to
-// search_purge in the deleting transaction and unindexed later, in bounded
-// batches (purge_search_fts), from the same record: until then its terms
-// may still match, but every hit is joined to a live search_docs row, and
-// a document id is never given again while its terms are in the index.
-// Terms of deleted records stay in the vocabulary (they find nothing)
-// until a rebuild. The format is in docs/formats/maildir-store.md,
-// "Full-text index".
+// time (the newest ids, above search_docs_indexed.upto): FTS5 writes a
+// segment, and merges older ones, whenever a statement that fed it ends,
+// and a term shared by the batch's records is probed once. The batches are
+// written by a connection of their own, the search writer, which has
+// search.sqlite as its main file and the store's attached read-only (the
+// store's connection has search.sqlite attached read-only): each file has
+// one writer, so a batch never holds the lock an append needs. The server
+// runs them on the writer's thread at idle priority (request_batch), where
+// they take CPU time the sessions leave; tools run them in line. Queries
+// read the waiting records themselves (RecordFilter), so every answer holds
+// the newest messages. A deleted record (expunge, mailbox deletion) is
+// moved by a trigger to search_purge in the deleting transaction; the
+// writer unindexes it later, from the same record, if the word index held
+// it, notes it in search_purged, and the store then forgets it
+// (forget_purged): until then its terms may still match, but every hit is
+// joined to a live search_docs row, and a document id is never given
+// again while its terms are in the index. Terms of deleted records stay
+// in the vocabulary (they find nothing) until a rebuild. The format is in
+// docs/formats/maildir-store.md, "Full-text index".
 
+#include <sched.h>
 #include <sqlite3.h>
 
 #include <algorithm>
+#include <condition_variable>
 #include <cstring>
 #include <iterator>
 #include <map>
+#include <mutex>
+#include <thread>
 #include <unordered_set>
 
 #include "base/log.h"
@@ -81,13 +90,6 @@ void search_column_fn(sqlite3_context* ctx, int, sqlite3_value** argv) {
   if (column < 0 || column >= kTermColumns) {
     sqlite3_result_error(ctx, "corrupt term record", -1);
     return;
-  }
-  if (const auto* recent = static_cast<const RecentColumns*>(sqlite3_user_data(ctx))) {
-    if (const RecentColumns::Columns* columns = recent->find(packed)) {
-      const std::string& out = (*columns)[column];
-      sqlite3_result_text64(ctx, out.data(), out.size(), SQLITE_TRANSIENT, SQLITE_UTF8);
-      return;
-    }
   }
   const std::vector<IndexedTerm>* terms = unpacked(packed);
   if (terms == nullptr) {
@@ -148,8 +150,6 @@ std::string create_fts_sql() {
   std::string out =
       "CREATE VIRTUAL TABLE IF NOT EXISTS search_fts USING fts5(" + column_list() +
       ", content='', detail=column, tokenize='ascii');\n"
-      // A hit's document id -> its mailbox's UID, read without the texts.
-      "CREATE INDEX IF NOT EXISTS search_docs_by_mailbox ON search_docs(mailbox_id, id, uid);\n"
       "CREATE TABLE IF NOT EXISTS search_terms (id INTEGER PRIMARY KEY, term TEXT NOT NULL);\n"
       // The terms FTS5 cut (kMaxTokenBytes): a fragment may lie past the cut.
       "CREATE INDEX IF NOT EXISTS search_terms_long ON search_terms(id) WHERE "
@@ -157,19 +157,16 @@ std::string create_fts_sql() {
       "CREATE VIRTUAL TABLE IF NOT EXISTS search_terms_fts USING fts5(term, "
       "content='search_terms', content_rowid='id', detail=none, columnsize=0, "
       "tokenize='trigram case_sensitive 1');\n"
-      // Only a record the word index holds has tokens to purge.
-      "CREATE TRIGGER IF NOT EXISTS search_docs_delete AFTER DELETE ON search_docs WHEN "
-      "old.id <= (SELECT upto FROM search_docs_indexed) BEGIN\n"
-      "  INSERT INTO search_purge (id, terms) VALUES (old.id, old.terms);\n"
-      "END;\n"
       // The records of ids up to `upto` are in search_fts; newer ones wait
       // to be indexed a batch at a time (index_waiting_docs), and queries
-      // read them from search_docs. Created with every record indexed: the
-      // insert trigger of schema 6 indexed each as it came.
+      // read them from search_docs. Created with none indexed.
       "CREATE TABLE IF NOT EXISTS search_docs_indexed (upto INTEGER NOT NULL);\n"
-      "INSERT INTO search_docs_indexed (upto) SELECT max((SELECT coalesce(max(id), 0) FROM "
-      "search_docs), (SELECT coalesce(max(id), 0) FROM search_purge)) WHERE NOT EXISTS "
+      "INSERT INTO search_docs_indexed (upto) SELECT 0 WHERE NOT EXISTS "
       "(SELECT 1 FROM search_docs_indexed);\n"
+      // The deleted records (search_purge, in the store's file) this file
+      // is done with: unindexed, or never indexed. The store deletes their
+      // rows of search_purge (Index::forget_purged), the batch then these.
+      "CREATE TABLE IF NOT EXISTS search_purged (id INTEGER PRIMARY KEY);\n"
       // Terms by a 31-bit hash of their bytes (peregrine_term_hash): what
       // tells Index::add_terms whether a term is new, at a fraction of the
       // size of an index on the terms themselves. In two tables: new
@@ -199,68 +196,74 @@ std::string create_fts_sql() {
   return out;
 }
 
+// The store's own part of the full-text index, in its file: the index from
+// a hit's document id to its mailbox's UID, and the trigger that keeps
+// every deleted record until the search writer is done with it.
+constexpr std::string_view kCreateStoreSql = R"sql(
+CREATE INDEX IF NOT EXISTS search_docs_by_mailbox ON search_docs(mailbox_id, id, uid);
+CREATE TRIGGER IF NOT EXISTS search_docs_delete AFTER DELETE ON search_docs BEGIN
+  INSERT INTO search_purge (id, terms) VALUES (old.id, old.terms);
+END;
+)sql";
+
+// The search writer's file, emptied (`main.`: the store's file is attached
+// to that connection too).
 constexpr std::string_view kDropFts = R"sql(
-DROP TRIGGER IF EXISTS search_docs_insert;
-DROP TRIGGER IF EXISTS search_docs_delete;
-DROP TRIGGER IF EXISTS search_terms_insert;
-DROP TABLE IF EXISTS search_docs_indexed;
-DROP TABLE IF EXISTS search_fts;
-DROP TABLE IF EXISTS search_terms_fts;
-DROP TABLE IF EXISTS search_terms;
-DROP TABLE IF EXISTS search_term_hashes;
-DROP TABLE IF EXISTS search_term_hashes_recent;
-DROP TABLE IF EXISTS search_term_hashes_cursor;
-DROP TABLE IF EXISTS search_terms_indexed;
+DROP TABLE IF EXISTS main.search_docs_indexed;
+DROP TABLE IF EXISTS main.search_purged;
+DROP TABLE IF EXISTS main.search_fts;
+DROP TABLE IF EXISTS main.search_terms_fts;
+DROP TABLE IF EXISTS main.search_terms;
+DROP TABLE IF EXISTS main.search_term_hashes;
+DROP TABLE IF EXISTS main.search_term_hashes_recent;
+DROP TABLE IF EXISTS main.search_term_hashes_cursor;
+DROP TABLE IF EXISTS main.search_terms_indexed;
 )sql";
 
 }  // namespace
 
-void RecentColumns::add(const TermRecord& record) {
-  Entry entry;
-  entry.packed = record.packed;
-  entry.bytes = record.packed.size();
-  for (const IndexedTerm& t : record.terms) {
-    for (int k = 0; k < kTermColumns; ++k) {
-      if (t.columns & (1u << k)) {
-        std::string& c = entry.columns[k];
-        if (!c.empty()) {
-          c += ' ';
-        }
-        c += t.text;
-        entry.bytes += t.text.size() + 1;
-      }
-    }
-  }
-  if (entry.bytes > kBytes) {
-    return;
-  }
-  while (bytes_ + entry.bytes > kBytes) {
-    bytes_ -= entries_.front().bytes;
-    entries_.pop_front();
-  }
-  bytes_ += entry.bytes;
-  entries_.push_back(std::move(entry));
-}
-
-const RecentColumns::Columns* RecentColumns::find(std::string_view packed) const {
-  for (auto it = entries_.rbegin(); it != entries_.rend(); ++it) {
-    if (it->packed == packed) {
-      return &it->columns;
-    }
-  }
-  return nullptr;
-}
-
-Result<void> register_search_functions(Database& db, const RecentColumns* recent) {
-  if (auto r = db.create_function("peregrine_search_column", 2, search_column_fn,
-                                  const_cast<RecentColumns*>(recent));
-      !r) {
+Result<void> register_search_functions(Database& db) {
+  if (auto r = db.create_function("peregrine_search_column", 2, search_column_fn); !r) {
     return r;
   }
   return db.create_function("peregrine_term_hash", 1, term_hash_fn);
 }
 
+struct Index::Worker {
+  std::mutex mutex;
+  std::condition_variable wake;
+  std::condition_variable idle;  // told when a batch ends with none pending
+  bool pending = false;
+  bool running = false;
+  bool stop = false;
+  std::thread thread;
+};
+
+Result<Index*> Index::writer() {
+  if (writer_ == nullptr) {
+    auto opened = open_search_writer(path_, pragmas_);
+    if (!opened) {
+      return std::unexpected(opened.error());
+    }
+    writer_ = std::move(*opened);
+  }
+  return writer_.get();
+}
+
+template <typename Step>
+Result<void> Index::with_writer(Step step) {
+  auto w = writer();
+  if (!w) {
+    return std::unexpected(w.error());
+  }
+  std::lock_guard lock(writer_mutex_);
+  return in_transaction(**w, [&] { return step(**w); });
+}
+
 Result<void> Index::create_search_fts() {
+  if (!is_writer_) {
+    return db_->exec(kCreateStoreSql);
+  }
   if (auto r = db_->exec(create_fts_sql()); !r) {
     return r;
   }
@@ -455,6 +458,16 @@ Result<void> index_waiting_docs(Database& db) {
                            " FROM search_docs WHERE id > (SELECT upto FROM "
                            "search_docs_indexed) ORDER BY id",
                        [](Statement&) {});
+  // The deleted records above `upto` were never indexed, and are none of
+  // the word index's business once `upto` passes them: done with, all of
+  // them (a purge that reached only some would otherwise unindex the rest
+  // from a word index that never held them).
+  if (r) {
+    r = run(db,
+            "INSERT INTO search_purged (id) SELECT id FROM search_purge WHERE id > (SELECT upto "
+            "FROM search_docs_indexed) AND id NOT IN (SELECT id FROM search_purged)",
+            [](Statement&) {});
+  }
   if (r) {
     r = run(db,
             "UPDATE search_docs_indexed SET upto = max(upto, (SELECT coalesce(max(id), 0) FROM "
@@ -671,7 +684,8 @@ Result<void> Index::add_terms(const std::vector<IndexedTerm>& terms) {
   return {};
 }
 
-Result<void> Index::insert_search_text(std::int64_t mailbox_id, Uid uid, const TermRecord& record) {
+Result<void> Index::insert_search_text(std::int64_t mailbox_id, Uid uid, const TermRecord& record,
+                                       bool batch) {
   if (auto r = delete_search_text(*db_, mailbox_id, uid); !r) {
     return r;
   }
@@ -683,8 +697,9 @@ Result<void> Index::insert_search_text(std::int64_t mailbox_id, Uid uid, const T
       !r) {
     return r;
   }
-  recent_columns_.add(record);
-  index_waiting_docs_if_due();
+  if (batch) {
+    index_waiting_docs_if_due();
+  }
   return {};
 }
 
@@ -708,31 +723,75 @@ Result<void> Index::copy_search_text(std::int64_t from_mailbox, Uid from_uid,
 }
 
 Result<std::size_t> Index::purge_search_fts(std::size_t limit) {
-  auto ids = collect<std::int64_t>(
-      *db_, "SELECT id FROM search_purge ORDER BY id LIMIT ?1",
-      [&](Statement& s) { s.bind(1, static_cast<std::int64_t>(limit)); },
-      [](const Statement& s) { return s.column_int(0); });
-  if (!ids) {
-    return std::unexpected(ids.error());
+  // Asked of this connection first: the writer is opened only for work.
+  auto pending = unpurged_exist();
+  if (!pending) {
+    return std::unexpected(pending.error());
   }
-  if (ids->empty()) {
+  if (!*pending) {
     return std::size_t{0};
   }
-  const std::int64_t last = ids->back();
-  if (auto r = run(*db_,
-                   "INSERT INTO search_fts (search_fts, rowid, " + column_list() +
-                       ") SELECT 'delete', id, " + column_values("terms") +
-                       " FROM search_purge WHERE id <= ?1",
-                   [&](Statement& s) { s.bind(1, last); });
+  std::size_t purged = 0;
+  if (auto r = with_writer([&](Index& w) {
+        auto n = w.purge_here(limit);
+        if (!n) {
+          return Result<void>(std::unexpected(n.error()));
+        }
+        purged = *n;
+        return Result<void>();
+      });
       !r) {
     return std::unexpected(r.error());
   }
-  if (auto r = run(*db_, "DELETE FROM search_purge WHERE id <= ?1",
-                   [&](Statement& s) { s.bind(1, last); });
+  return purged;
+}
+
+Result<void> Index::forget_purged() {
+  return db_->exec("DELETE FROM search_purge WHERE id IN (SELECT id FROM search_purged)");
+}
+
+// On the search writer: the deleted records it has not yet dealt with, up
+// to `limit`, leave the word index (those it holds: ids up to `upto`; a
+// record deleted before any batch took it never got there) and go to
+// search_purged; then the ids the store has since forgotten leave it.
+// Before a batch raises `upto`, in its transaction: the writer's snapshot
+// of the store's file then has every record deleted before the batch in
+// search_purge, so a record the batch indexes is never one it counted
+// as never indexed.
+Result<std::size_t> Index::purge_here(std::size_t limit) {
+  auto last = collect<std::int64_t>(
+      *db_,
+      "SELECT id FROM search_purge WHERE id NOT IN (SELECT id FROM search_purged) ORDER BY id "
+      "LIMIT ?1",
+      [&](Statement& s) { s.bind(1, static_cast<std::int64_t>(limit)); },
+      [](const Statement& s) { return s.column_int(0); });
+  if (!last) {
+    return std::unexpected(last.error());
+  }
+  if (!last->empty()) {
+    const std::int64_t upto = last->back();
+    if (auto r = run(*db_,
+                     "INSERT INTO search_fts (search_fts, rowid, " + column_list() +
+                         ") SELECT 'delete', id, " + column_values("terms") +
+                         " FROM search_purge WHERE id <= ?1 AND id <= (SELECT upto FROM "
+                         "search_docs_indexed) AND id NOT IN (SELECT id FROM search_purged)",
+                     [&](Statement& s) { s.bind(1, upto); });
+        !r) {
+      return std::unexpected(r.error());
+    }
+    if (auto r = run(*db_,
+                     "INSERT INTO search_purged (id) SELECT id FROM search_purge WHERE id <= ?1 "
+                     "AND id NOT IN (SELECT id FROM search_purged)",
+                     [&](Statement& s) { s.bind(1, upto); });
+        !r) {
+      return std::unexpected(r.error());
+    }
+  }
+  if (auto r = db_->exec("DELETE FROM search_purged WHERE id NOT IN (SELECT id FROM search_purge)");
       !r) {
     return std::unexpected(r.error());
   }
-  return ids->size();
+  return last->size();
 }
 
 Result<void> Index::move_search_text(std::int64_t from_mailbox, Uid from_uid,
@@ -947,8 +1006,10 @@ Result<SearchIndexStats> Index::search_stats() {
   auto text = count(
       "SELECT coalesce(sum(pgsize), 0) FROM dbstat WHERE name IN ('search_docs', "
       "'search_purge', 'search_docs_by_mailbox', 'sqlite_autoindex_search_docs_1')");
-  auto words = count("SELECT coalesce(sum(pgsize), 0) FROM dbstat WHERE name LIKE 'search_fts_%'");
-  auto terms = count("SELECT coalesce(sum(pgsize), 0) FROM dbstat WHERE name LIKE 'search_term%'");
+  auto words =
+      count("SELECT coalesce(sum(pgsize), 0) FROM dbstat('search') WHERE name LIKE 'search_fts_%'");
+  auto terms =
+      count("SELECT coalesce(sum(pgsize), 0) FROM dbstat('search') WHERE name LIKE 'search_term%'");
   for (const auto* r : {&indexed, &pending, &text, &words, &terms}) {
     if (!*r) {
       return std::unexpected(r->error());
@@ -964,15 +1025,16 @@ Result<SearchIndexStats> Index::search_stats() {
 }
 
 Result<bool> Index::search_fts_healthy() {
-  auto exists = query_int(
-      *db_,
-      "SELECT count(*) FROM sqlite_schema WHERE name IN ('search_fts', 'search_fts_docsize', "
-      "'search_terms', 'search_terms_fts', 'search_term_hashes', 'search_terms_indexed', "
-      "'search_docs_indexed', 'search_term_hashes_recent', 'search_term_hashes_cursor')");
+  auto exists =
+      query_int(*db_,
+                "SELECT count(*) FROM search.sqlite_schema WHERE name IN ('search_fts', "
+                "'search_fts_docsize', 'search_terms', 'search_terms_fts', 'search_term_hashes', "
+                "'search_terms_indexed', 'search_docs_indexed', 'search_term_hashes_recent', "
+                "'search_term_hashes_cursor', 'search_purged')");
   if (!exists) {
     return std::unexpected(exists.error());
   }
-  if (*exists != 9) {
+  if (*exists != 10) {
     return false;
   }
   // The records the word index holds: all of them less the few waiting
@@ -984,7 +1046,8 @@ Result<bool> Index::search_fts_healthy() {
                         "SELECT (SELECT count(*) FROM search_fts_docsize) = "
                         "(SELECT count(*) FROM search_docs) - (SELECT count(*) FROM search_docs "
                         "WHERE id > (SELECT upto FROM search_docs_indexed)) + "
-                        "(SELECT count(*) FROM search_purge)");
+                        "(SELECT count(*) FROM search_purge WHERE id <= (SELECT upto FROM "
+                        "search_docs_indexed) AND id NOT IN (SELECT id FROM search_purged))");
   if (!same) {
     // Unreadable: as good as missing.
     return false;
@@ -1053,19 +1116,51 @@ Result<bool> Index::search_fts_healthy() {
 Result<void> Index::recreate_search_fts(bool keep_texts) {
   forget_known_terms();
   doc_uids_.invalidate();
+  if (!is_writer_) {
+    // The new index holds only live records: nothing is left to purge.
+    if (auto r = db_->exec(keep_texts ? "DELETE FROM search_purge"
+                                      : "DELETE FROM search_docs; DELETE FROM search_purge");
+        !r) {
+      return r;
+    }
+    return with_writer([&](Index& w) { return w.recreate_search_fts(keep_texts); });
+  }
   if (auto r = db_->exec(kDropFts); !r) {
     return r;
   }
-  // The new index holds only live texts: nothing is left to purge.
-  if (auto r = db_->exec(keep_texts ? "DELETE FROM search_purge"
-                                    : "DELETE FROM search_docs; DELETE FROM search_purge");
-      !r) {
+  if (auto r = create_search_fts(); !r) {
     return r;
   }
-  return create_search_fts();
+  // The deleted records the store still keeps are none of the new index's
+  // business (its transaction and the store's are apart).
+  return db_->exec("INSERT INTO search_purged (id) SELECT id FROM search_purge");
 }
 
 Result<void> Index::index_waiting_docs(std::int64_t at_least) {
+  if (is_writer_) {
+    return run_batch(at_least);
+  }
+  // Asked of this connection first: the writer is opened only for work.
+  auto waiting = waiting_docs(*db_);
+  if (!waiting) {
+    return std::unexpected(waiting.error());
+  }
+  if (*waiting < at_least) {
+    auto pending = unpurged_exist();
+    if (!pending) {
+      return std::unexpected(pending.error());
+    }
+    if (!*pending) {
+      return {};
+    }
+  }
+  return with_writer([&](Index& w) { return w.run_batch(at_least); });
+}
+
+Result<void> Index::run_batch(std::int64_t at_least) {
+  if (auto r = purge_here(kPurgeBatch); !r) {
+    return std::unexpected(r.error());
+  }
   auto waiting = waiting_docs(*db_);
   if (!waiting) {
     return std::unexpected(waiting.error());
@@ -1076,11 +1171,7 @@ Result<void> Index::index_waiting_docs(std::int64_t at_least) {
   if (auto r = add_waiting_terms(); !r) {
     return r;
   }
-  if (auto r = maildir::index_waiting_docs(*db_); !r) {
-    return r;
-  }
-  recent_columns_.clear();
-  return {};
+  return maildir::index_waiting_docs(*db_);
 }
 
 Result<std::int64_t> Index::waiting_count() { return waiting_docs(*db_); }
@@ -1102,16 +1193,6 @@ Result<void> Index::add_waiting_terms() {
   TermSet seen(64 * 1024);
   TermScratch scratch;
   auto r = each_waiting_record(*db_, [&](std::string_view packed) {
-    // A record this process stored has its terms in its columns
-    // already: split them rather than unpack the record again (a
-    // term in several columns is added once per column; the set
-    // keeps it once).
-    if (const RecentColumns::Columns* columns = recent_columns_.find(packed)) {
-      for (const std::string& column : *columns) {
-        for_each_column_term(column, [&](std::string_view term) { seen.add(term, 0); });
-      }
-      return true;
-    }
     // A damaged record adds the terms before the damage; the batch
     // then fails on it, and the next open rebuilds the word index.
     (void)for_each_term(packed, scratch, [&](std::string_view term, std::uint8_t) {
@@ -1129,17 +1210,41 @@ Result<void> Index::add_waiting_terms() {
 void Index::set_batch_at(std::size_t waiting) { batch_at_ = std::max<std::size_t>(1, waiting); }
 
 void Index::index_waiting_docs_if_due() {
-  if (auto r = index_waiting_docs(static_cast<std::int64_t>(batch_at_)); !r) {
-    base::log(base::LogLevel::kWarn, "search_index_batch_failed", {{"reason", r.error().message}});
+  auto waiting = waiting_docs(*db_);
+  if (!waiting) {
+    base::log(base::LogLevel::kWarn, "search_index_batch_failed",
+              {{"reason", waiting.error().message}});
+    return;
+  }
+  if (*waiting >= static_cast<std::int64_t>(batch_at_)) {
+    if (auto r = run_batch_now(static_cast<std::int64_t>(batch_at_)); !r) {
+      base::log(base::LogLevel::kWarn, "search_index_batch_failed",
+                {{"reason", r.error().message}});
+    }
+  } else if (background_ && *waiting >= static_cast<std::int64_t>(kBackgroundBatch)) {
+    request_batch();
   }
 }
 
 Result<void> Index::rebuild_search_fts() {
+  if (!is_writer_) {
+    if (auto r = db_->exec("DELETE FROM search_purge"); !r) {
+      return r;
+    }
+    forget_known_terms();
+    doc_uids_.invalidate();
+    return with_writer([&](Index& w) { return w.rebuild_search_fts(); });
+  }
   if (auto r = recreate_search_fts(/*keep_texts=*/true); !r) {
     return r;
   }
   if (auto r = db_->exec("INSERT INTO search_fts (rowid, " + column_list() + ") SELECT id, " +
                          column_values("terms") + " FROM search_docs");
+      !r) {
+    return r;
+  }
+  if (auto r = db_->exec(
+          "UPDATE search_docs_indexed SET upto = (SELECT coalesce(max(id), 0) FROM search_docs)");
       !r) {
     return r;
   }
@@ -1242,6 +1347,159 @@ Result<std::vector<std::pair<std::int64_t, MessageRow>>> Index::messages_without
         row.meta.size = static_cast<std::uint64_t>(s.column_int(4));
         return std::pair(s.column_int(0), std::move(row));
       });
+}
+
+// ---- The search writer and its thread ----
+
+Result<std::unique_ptr<Index>> Index::open_search_writer(const std::filesystem::path& path,
+                                                         const std::string& pragmas) {
+  const std::filesystem::path file = search_path(path);
+  auto db = Database::open(file);
+  if (!db) {
+    return std::unexpected(db.error());
+  }
+  if (auto r = (*db)->exec(pragmas); !r) {
+    return std::unexpected(r.error());
+  }
+  if (auto r = (*db)->exec("ATTACH " + read_only_uri(path) + " AS docs"); !r) {
+    return std::unexpected(r.error());
+  }
+  std::unique_ptr<Index> writer(new Index(std::move(*db)));
+  writer->is_writer_ = true;
+  if (auto r = register_search_functions(*writer->db_); !r) {
+    return std::unexpected(r.error());
+  }
+  writer->db_->set_rollback_hook(
+      [](void* self) { static_cast<Index*>(self)->forget_known_terms(); }, writer.get());
+  if (auto r = in_transaction(*writer, [&] { return writer->create_search_fts(); }); !r) {
+    return std::unexpected(r.error());
+  }
+  return writer;
+}
+
+Index::Index(std::unique_ptr<Database> db) : db_(std::move(db)) {}
+
+Index::~Index() {
+  stop_worker();
+  if (writer_ != nullptr) {
+    // Each file's last connection checkpoints its WAL and removes it, which
+    // a read-only one cannot: the writer closes while the store's file is
+    // still open here, after this connection has let go of the writer's.
+    (void)db_->exec("DETACH search");
+    writer_.reset();
+  }
+}
+
+Result<bool> Index::batch_due() {
+  auto waiting = waiting_docs(*db_);
+  if (!waiting) {
+    return std::unexpected(waiting.error());
+  }
+  if (*waiting >= static_cast<std::int64_t>(background_ ? kBackgroundBatch : kWaitingDocs)) {
+    return true;
+  }
+  return unpurged_exist();
+}
+
+Result<bool> Index::unpurged_exist() {
+  auto unpurged = query_int(*db_,
+                            "SELECT EXISTS (SELECT 1 FROM search_purge WHERE id NOT IN "
+                            "(SELECT id FROM search_purged))");
+  if (!unpurged) {
+    return std::unexpected(unpurged.error());
+  }
+  return *unpurged != 0;
+}
+
+Result<void> Index::run_batch_now(std::int64_t at_least) {
+  if (!background_) {
+    return index_waiting_docs(at_least);
+  }
+  auto w = writer();
+  if (!w) {
+    return std::unexpected(w.error());
+  }
+  std::unique_lock lock(writer_mutex_, std::try_to_lock);
+  if (!lock.owns_lock()) {
+    request_batch();  // its thread is at it: one more after
+    return {};
+  }
+  return in_transaction(**w, [&] { return (*w)->run_batch(at_least); });
+}
+
+void Index::request_batch() {
+  if (is_writer_) {
+    return;
+  }
+  if (auto w = writer(); !w) {
+    base::log(base::LogLevel::kWarn, "search_index_batch_failed", {{"reason", w.error().message}});
+    return;
+  }
+  if (worker_ == nullptr) {
+    worker_ = std::make_unique<Worker>();
+  }
+  Worker& w = *worker_;
+  std::lock_guard lock(w.mutex);
+  if (!w.thread.joinable()) {
+    w.thread = std::thread([this, &w] {
+      // At idle priority: the batches take the CPU time the sessions leave
+      // (docs/benchmarks.md, "The batch on a thread of its own, at idle
+      // priority"). A change never waits for this thread (run_batch_now),
+      // so nothing needs it back at normal priority, which an unprivileged
+      // process could not give it (sched(7)).
+      sched_param idle{};
+      (void)sched_setscheduler(0, SCHED_IDLE, &idle);
+      std::unique_lock lock(w.mutex);
+      for (;;) {
+        w.wake.wait(lock, [&] { return w.stop || w.pending; });
+        if (w.stop) {
+          return;
+        }
+        w.pending = false;
+        w.running = true;
+        lock.unlock();
+        {
+          std::lock_guard writing(writer_mutex_);
+          auto r = in_transaction(*writer_, [&] {
+            return writer_->run_batch(static_cast<std::int64_t>(kWaitingDocs));
+          });
+          if (!r) {
+            base::log(base::LogLevel::kWarn, "search_index_batch_failed",
+                      {{"reason", r.error().message}});
+          }
+        }
+        lock.lock();
+        w.running = false;
+        if (!w.pending) {
+          w.idle.notify_all();
+        }
+      }
+    });
+  }
+  w.pending = true;
+  w.wake.notify_one();
+}
+
+void Index::wait_for_batches() {
+  if (worker_ == nullptr) {
+    return;
+  }
+  std::unique_lock lock(worker_->mutex);
+  worker_->idle.wait(lock, [&] { return !worker_->pending && !worker_->running; });
+}
+
+void Index::stop_worker() {
+  if (worker_ == nullptr) {
+    return;
+  }
+  {
+    std::lock_guard lock(worker_->mutex);
+    worker_->stop = true;
+  }
+  worker_->wake.notify_one();
+  if (worker_->thread.joinable()) {
+    worker_->thread.join();
+  }
 }
 
 }  // namespace peregrine::store::maildir

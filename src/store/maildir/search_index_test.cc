@@ -27,10 +27,43 @@ using testing::blob;
 using testing::blob_literal;
 using testing::exec;
 using testing::message;
+using testing::open_index;
 using testing::scalar;
 
 // Before schema 10 a mailbox had no expunged_floor.
 constexpr std::string_view kSchema9Mailboxes = "ALTER TABLE mailboxes DROP COLUMN expunged_floor; ";
+
+// Makes the index at `db_path` one of schema 12 as far as the upgrade
+// cares: no word index file beside it, and the word index, the vocabulary
+// and the conditional delete trigger of schema 12 in the store's file
+// (empty stand-ins: the upgrade drops them; the records stay). The store
+// must be closed.
+void as_schema12(const std::filesystem::path& db_path) {
+  for (const char* suffix : {"", "-wal", "-shm"}) {
+    std::filesystem::remove(db_path.parent_path() / (std::string("search.sqlite") + suffix));
+  }
+  exec(db_path,
+       "CREATE VIRTUAL TABLE search_fts USING fts5(addr_from, addr_to, addr_cc, addr_bcc, "
+       "subject, hdr, body, content='', detail=column, tokenize='ascii'); "
+       "CREATE TABLE search_terms (id INTEGER PRIMARY KEY, term TEXT NOT NULL); "
+       "CREATE VIRTUAL TABLE search_terms_fts USING fts5(term, content='search_terms', "
+       "content_rowid='id', detail=none, columnsize=0, tokenize='trigram case_sensitive 1'); "
+       "CREATE TABLE search_term_hashes (hash INTEGER NOT NULL, id INTEGER NOT NULL, "
+       "PRIMARY KEY (hash, id)) WITHOUT ROWID; "
+       "CREATE TABLE search_term_hashes_recent (hash INTEGER NOT NULL, id INTEGER NOT NULL, "
+       "PRIMARY KEY (hash, id)) WITHOUT ROWID; "
+       "CREATE TABLE search_term_hashes_cursor (next INTEGER NOT NULL); "
+       "INSERT INTO search_term_hashes_cursor VALUES (0); "
+       "CREATE TABLE search_terms_indexed (upto INTEGER NOT NULL); "
+       "INSERT INTO search_terms_indexed VALUES (0); "
+       "CREATE TABLE search_docs_indexed (upto INTEGER NOT NULL); "
+       "INSERT INTO search_docs_indexed SELECT coalesce(max(id), 0) FROM search_docs; "
+       "DROP TRIGGER search_docs_delete; "
+       "CREATE TRIGGER search_docs_delete AFTER DELETE ON search_docs WHEN old.id <= "
+       "(SELECT upto FROM search_docs_indexed) BEGIN INSERT INTO search_purge (id, terms) "
+       "VALUES (old.id, old.terms); END; "
+       "PRAGMA user_version = 12;");
+}
 
 // Leaves the index as a build of schema `version` (before 5) would have
 // left it: search_docs and search_purge keep texts (here one placeholder
@@ -63,8 +96,7 @@ void set_old_schema(const std::filesystem::path& db_path, int version) {
 // need the server's SQL function: they are dropped; the open restores them).
 void set_records(const std::filesystem::path& db_path, const std::string& packed) {
   exec(db_path, "DROP TRIGGER IF EXISTS search_docs_insert; DROP TRIGGER search_docs_delete;");
-  sqlite3* db = nullptr;
-  ASSERT_EQ(sqlite3_open(db_path.c_str(), &db), SQLITE_OK);
+  sqlite3* db = open_index(db_path);
   sqlite3_stmt* stmt = nullptr;
   ASSERT_EQ(sqlite3_prepare_v2(db, "UPDATE search_docs SET terms = ?1", -1, &stmt, nullptr),
             SQLITE_OK);
@@ -77,8 +109,7 @@ void set_records(const std::filesystem::path& db_path, const std::string& packed
 // The term record of (mailbox, uid), unpacked; empty when missing or corrupt.
 std::vector<IndexedTerm> stored_terms(const std::filesystem::path& db_path, Uid uid,
                                       std::string_view mailbox = "INBOX") {
-  sqlite3* db = nullptr;
-  EXPECT_EQ(sqlite3_open(db_path.c_str(), &db), SQLITE_OK);
+  sqlite3* db = open_index(db_path);
   sqlite3_stmt* stmt = nullptr;
   std::vector<IndexedTerm> out;
   if (sqlite3_prepare_v2(db,
@@ -146,7 +177,8 @@ class SearchIndexTest : public testing::StoreTest {
 
   // Messages and term records must always be equal; the word index holds
   // the records but those waiting for their batch (fewer than
-  // Index::kWaitingDocs), and the deleted ones not yet purged.
+  // Index::kWaitingDocs), and the deleted ones it held and has not yet
+  // unindexed.
   void expect_in_step(std::int64_t messages) {
     EXPECT_EQ(scalar(db(), "SELECT count(*) FROM messages"), messages);
     EXPECT_EQ(scalar(db(), "SELECT count(*) FROM search_docs"), messages);
@@ -154,7 +186,14 @@ class SearchIndexTest : public testing::StoreTest {
         db(), "SELECT count(*) FROM search_docs WHERE id > (SELECT upto FROM search_docs_indexed)");
     EXPECT_LT(waiting, static_cast<std::int64_t>(Index::kWaitingDocs));
     EXPECT_EQ(scalar(db(), "SELECT count(*) FROM search_fts_docsize"),
-              messages - waiting + scalar(db(), "SELECT count(*) FROM search_purge"));
+              messages - waiting + unpurged());
+  }
+
+  // The deleted records the word index still holds.
+  std::int64_t unpurged() {
+    return scalar(db(),
+                  "SELECT count(*) FROM search_purge WHERE id <= (SELECT upto FROM "
+                  "search_docs_indexed) AND id NOT IN (SELECT id FROM search_purged)");
   }
 
   // Flags `uids` \Deleted and expunges them.
@@ -268,9 +307,8 @@ TEST_F(SearchIndexTest, VocabularyHoldsEveryIndexedTerm) {
   index_waiting();  // the records waiting for their batch go into the word index
   // Every term of the word index, as FTS5 tokenized the texts, is in the
   // vocabulary the store filled with its own tokenizer.
-  sqlite3* db = nullptr;
-  ASSERT_EQ(sqlite3_open(this->db().c_str(), &db), SQLITE_OK);
-  ASSERT_EQ(sqlite3_exec(db, "CREATE VIRTUAL TABLE temp.v USING fts5vocab(main, search_fts, row)",
+  sqlite3* db = open_index(this->db());
+  ASSERT_EQ(sqlite3_exec(db, "CREATE VIRTUAL TABLE temp.v USING fts5vocab(search, search_fts, row)",
                          nullptr, nullptr, nullptr),
             SQLITE_OK);
   auto count = [&](const char* sql) {
@@ -325,13 +363,6 @@ const std::string kFoldedMessage =
     "Stra\xC3\x9F"
     "e bei Chlo\xC3\xA9\r\n--b--\r\n";
 
-// Before schema 12 an insert trigger put each new term's hash in the small
-// table of hashes.
-constexpr std::string_view kSchema11HashTrigger =
-    "CREATE TRIGGER search_terms_insert AFTER INSERT ON search_terms BEGIN "
-    "INSERT INTO search_term_hashes_recent (hash, id) VALUES (peregrine_term_hash(new.term), "
-    "new.id); END; ";
-
 // Before schema 9 every term's hash was in search_term_hashes: this moves
 // the small table's there and drops it, and the trigger fills the large one.
 constexpr std::string_view kSchema8Hashes =
@@ -342,75 +373,41 @@ constexpr std::string_view kSchema8Hashes =
     "INSERT INTO search_term_hashes (hash, id) VALUES (peregrine_term_hash(new.term), new.id); "
     "END; ";
 
-// A schema 8 index (every term's hash in search_term_hashes) keeps its
-// vocabulary; the upgrade counts every present hash as merged, new terms'
-// hashes then go to the small table, and a term already there is not
-// added again.
-TEST_F(SearchIndexTest, Schema8TermHashesAreKeptOnUpgrade) {
+// A schema 12 index (the word index and the vocabulary in the store's own
+// file) keeps its records; the upgrade drops those tables there and the
+// open builds them in search.sqlite from the records; every deleted record
+// then goes to search_purge, and new records and terms wait for their
+// batches as before.
+TEST_F(SearchIndexTest, Schema12WordIndexMovesToAFileOfItsOwn) {
   Uid first = append("INBOX", message("Quarterly zyxwvut", "budget\r\n"));
-  index_waiting();  // the records waiting for their batch go into the word index
+  Uid gone = append("INBOX", message("Other", "budget\r\n"));
   user_.reset();
-  exec(db(),
-       std::string(kSchema9Mailboxes) + std::string(kSchema8Hashes) + "PRAGMA user_version = 8;");
-  const std::int64_t terms = scalar(db(), "SELECT count(*) FROM search_terms");
-  ASSERT_GT(terms, 2);
+  as_schema12(db());
   reopen();
   EXPECT_EQ(scalar(db(), "PRAGMA user_version"), kIndexSchemaVersion);
-  EXPECT_EQ(scalar(db(), "SELECT next FROM search_term_hashes_cursor"), 0);
-  EXPECT_EQ(scalar(db(), "SELECT count(*) FROM search_term_hashes"), terms);
-  EXPECT_EQ(scalar(db(), "SELECT count(*) FROM search_term_hashes_recent"), 0);
-  Uid second = append("INBOX", message("Plan qponmlk", "budget\r\n"));
-  index_waiting();
-  EXPECT_EQ(scalar(db(), "SELECT count(*) - count(DISTINCT term) FROM search_terms"), 0);
-  const std::int64_t added = scalar(db(), "SELECT count(*) FROM search_terms") - terms;
-  EXPECT_GT(added, 0);
-  EXPECT_EQ(scalar(db(), "SELECT count(*) FROM search_term_hashes_recent"), added);
-  expect_in_step(2);
+  EXPECT_TRUE(std::filesystem::exists(db().parent_path() / "search.sqlite"));
+  EXPECT_EQ(scalar(db(),
+                   "SELECT count(*) FROM main.sqlite_schema WHERE name IN ('search_fts', "
+                   "'search_terms', 'search_terms_fts', 'search_term_hashes', "
+                   "'search_term_hashes_recent', 'search_term_hashes_cursor', "
+                   "'search_terms_indexed', 'search_docs_indexed')"),
+            0);
+  EXPECT_EQ(scalar(db(),
+                   "SELECT count(*) FROM main.sqlite_schema WHERE name = "
+                   "'search_docs_delete' AND sql LIKE '%WHEN%'"),
+            0);
+  expect_in_step(2);  // fewer than a batch: they wait, and are found
   EXPECT_EQ(candidates("INBOX", kTextSubject, {"yxwv"}), std::vector<Uid>{first});
+  Uid second = append("INBOX", message("Plan qponmlk", "budget\r\n"));
   EXPECT_EQ(candidates("INBOX", kTextSubject, {"ponml"}), std::vector<Uid>{second});
-  EXPECT_EQ(candidates("INBOX", kTextBody, {"udge"}), (std::vector<Uid>{first, second}));
-}
-
-// A schema 11 index (an insert trigger put each new term's hash in the
-// small table) loses the trigger on upgrade: the batch that adds terms
-// puts their hashes there itself, once each (a trigger left behind would
-// add each a second time, and the batch would fail on the primary key).
-TEST_F(SearchIndexTest, Schema11HashTriggerGoesOnUpgrade) {
-  Uid first = append("INBOX", message("Quarterly zyxwvut", "budget\r\n"));
-  index_waiting();  // the records waiting for their batch go into the word index
-  user_.reset();
-  exec(db(), std::string(kSchema11HashTrigger) + "PRAGMA user_version = 11;");
-  const std::int64_t terms = scalar(db(), "SELECT count(*) FROM search_terms");
-  ASSERT_GT(terms, 2);
+  EXPECT_EQ(candidates("INBOX", kTextBody, {"udge"}), (std::vector<Uid>{first, gone, second}));
+  expunge("INBOX", UidSet{gone});
+  EXPECT_EQ(scalar(db(), "SELECT count(*) FROM search_purge"), 1);
+  expect_in_step(2);
   reopen();
-  EXPECT_EQ(scalar(db(), "PRAGMA user_version"), kIndexSchemaVersion);
-  EXPECT_EQ(scalar(db(),
-                   "SELECT count(*) FROM sqlite_schema WHERE type = 'trigger' AND "
-                   "tbl_name = 'search_terms'"),
-            0);
-  Uid second = append("INBOX", message("Plan qponmlk", "budget\r\n"));
-  index_waiting();
-  const std::int64_t added = scalar(db(), "SELECT count(*) FROM search_terms") - terms;
-  EXPECT_GT(added, 0);
-  EXPECT_EQ(scalar(db(), "SELECT count(*) - count(DISTINCT term) FROM search_terms"), 0);
-  // Every term's hash, once, in one of the two tables.
-  EXPECT_EQ(scalar(db(),
-                   "SELECT count(*) FROM (SELECT id FROM search_term_hashes UNION ALL "
-                   "SELECT id FROM search_term_hashes_recent)"),
-            terms + added);
-  EXPECT_EQ(scalar(db(),
-                   "SELECT count(*) FROM search_terms WHERE id NOT IN (SELECT id FROM "
-                   "search_term_hashes UNION ALL SELECT id FROM search_term_hashes_recent)"),
-            0);
-  // The new terms are found by their hashes: a message that repeats them
-  // (on a new connection, which knows no terms) adds none.
-  Uid third = append("INBOX", message("Qponmlk plan", "budget\r\n"));
-  index_waiting();
-  EXPECT_EQ(scalar(db(), "SELECT count(*) FROM search_terms"), terms + added);
-  expect_in_step(3);
-  EXPECT_EQ(candidates("INBOX", kTextSubject, {"yxwv"}), std::vector<Uid>{first});
-  EXPECT_EQ(candidates("INBOX", kTextSubject, {"ponml"}), (std::vector<Uid>{second, third}));
-  EXPECT_EQ(candidates("INBOX", kTextBody, {"udge"}), (std::vector<Uid>{first, second, third}));
+  EXPECT_EQ(scalar(db(), "SELECT count(*) FROM search_purge"), 0);
+  expect_in_step(2);
+  EXPECT_EQ(candidates("INBOX", kTextBody, {"udge"}), (std::vector<Uid>{first, second}));
 }
 
 // CJK text, written without spaces, is indexed by bigrams: a needle of CJK
@@ -504,7 +501,8 @@ TEST_F(SearchIndexTest, Schema10CjkRunsBecomeBigramsOnUpgrade) {
 }
 
 // Both FTS5 tables merge their segments at Index::kAutomerge, set on a new
-// index and again on one whose setting differs (an older build's).
+// index and again, when the search writer opens, on one whose setting
+// differs (an older build's).
 TEST_F(SearchIndexTest, SegmentsMergeAtTheIndexsOwnSetting) {
   append("INBOX", message("Plan", "budget\r\n"));
   for (const char* table : {"search_fts", "search_terms_fts"}) {
@@ -515,7 +513,8 @@ TEST_F(SearchIndexTest, SegmentsMergeAtTheIndexsOwnSetting) {
   exec(db(),
        "INSERT INTO search_fts (search_fts, rank) VALUES ('automerge', 4); "
        "DELETE FROM search_terms_fts_config WHERE k = 'automerge';");
-  reopen();
+  // Set when the search writer opens: for a batch, here.
+  index_waiting();
   for (const char* table : {"search_fts", "search_terms_fts"}) {
     EXPECT_EQ(scalar(db(), std::string("SELECT v FROM ") + table + "_config WHERE k = 'automerge'"),
               Index::kAutomerge);
@@ -523,13 +522,35 @@ TEST_F(SearchIndexTest, SegmentsMergeAtTheIndexsOwnSetting) {
   EXPECT_EQ(candidates("INBOX", kTextBody, {"udge"}), std::vector<Uid>{1});
 }
 
+// A search.sqlite that is no database (its header overwritten) is made
+// anew at the open, and the word index rebuilt from the records.
+TEST_F(SearchIndexTest, UnreadableWordIndexFileIsMadeAnew) {
+  std::vector<Uid> all;
+  for (int i = 0; i < 40; ++i) {
+    all.push_back(append("INBOX", message("m" + std::to_string(i), "budget zyxwvut\r\n")));
+  }
+  user_.reset();
+  const std::filesystem::path file = db().parent_path() / "search.sqlite";
+  for (const char* suffix : {"-wal", "-shm"}) {
+    std::filesystem::remove(file.string() + suffix);
+  }
+  {
+    std::ofstream out(file, std::ios::binary | std::ios::trunc);
+    out << std::string(8192, 'x');
+  }
+  reopen();
+  expect_in_step(40);
+  EXPECT_EQ(candidates("INBOX", kTextBody, {"yxwv"}), all);
+}
+
 // A schema 5 index (the insert trigger indexed each vocabulary term by
-// trigram) keeps its records; the upgrade to 11 indexes them again (CJK
-// bigrams), every term of the vocabulary by trigram, and new terms then
-// wait for their batch.
+// trigram) keeps its records; the upgrade cuts them again (CJK bigrams),
+// drops the old vocabulary and its trigger, and the records and new terms
+// then wait for their batches in the word index's own file.
 TEST_F(SearchIndexTest, Schema5RecordsAreKeptOnUpgrade) {
   Uid first = append("INBOX", message("Quarterly zyxwvut", "budget\r\n"));
   user_.reset();
+  as_schema12(db());
   exec(db(), std::string(kSchema9Mailboxes) + std::string(kSchema8Hashes) +
                  "DROP TABLE search_terms_indexed; DROP TRIGGER search_terms_insert; "
                  "CREATE TRIGGER search_terms_insert AFTER INSERT ON search_terms BEGIN "
@@ -539,9 +560,6 @@ TEST_F(SearchIndexTest, Schema5RecordsAreKeptOnUpgrade) {
                  "END; PRAGMA user_version = 5;");
   reopen();
   EXPECT_EQ(scalar(db(), "PRAGMA user_version"), kIndexSchemaVersion);
-  EXPECT_GT(scalar(db(), "SELECT count(*) FROM search_terms"), 0);
-  EXPECT_EQ(scalar(db(), "SELECT upto FROM search_terms_indexed"),
-            scalar(db(), "SELECT max(id) FROM search_terms"));
   EXPECT_EQ(scalar(db(),
                    "SELECT count(*) FROM sqlite_schema WHERE name = 'search_terms_insert' AND "
                    "sql LIKE '%search_terms_fts%'"),
@@ -558,13 +576,14 @@ TEST_F(SearchIndexTest, Schema5RecordsAreKeptOnUpgrade) {
 }
 
 // A schema 6 index (the insert trigger indexed each record as it came)
-// keeps everything; the upgrade counts every present record as indexed,
-// and new records then wait for their batch.
+// keeps its records, which then wait for their batch in the word index's
+// own file, as new ones do.
 TEST_F(SearchIndexTest, Schema6RecordsAreKeptOnUpgrade) {
   Uid first = append("INBOX", message("Quarterly", "budget zyxwvut\r\n"));
   Uid gone = append("INBOX", message("Other", "budget\r\n"));
   index_waiting();  // the records waiting for their batch go into the word index
   user_.reset();
+  as_schema12(db());
   exec(db(), std::string(kSchema9Mailboxes) +
                  "DROP TABLE search_docs_indexed; DROP TRIGGER search_docs_delete; "
                  "CREATE TRIGGER search_docs_delete AFTER DELETE ON search_docs BEGIN "
@@ -573,7 +592,6 @@ TEST_F(SearchIndexTest, Schema6RecordsAreKeptOnUpgrade) {
   const std::int64_t docs = scalar(db(), "SELECT max(id) FROM search_docs");
   reopen();
   EXPECT_EQ(scalar(db(), "PRAGMA user_version"), kIndexSchemaVersion);
-  EXPECT_EQ(scalar(db(), "SELECT upto FROM search_docs_indexed"), docs);
   expect_in_step(2);
   EXPECT_EQ(candidates("INBOX", kTextBody, {"yxwv"}), std::vector<Uid>{first});
   Uid second = append("INBOX", message("Plan", "budget qponmlk\r\n"));
@@ -720,11 +738,10 @@ TEST_F(IndexTest, TermsAreFoundBeforeAndAfterTheirTrigramBatch) {
   // The batches went into the trigram index, the rest waits.
   // Read by a connection of its own (the index's commits are visible to it).
   auto count = [&](const char* text) {
-    sqlite3* db = nullptr;
+    sqlite3* db = open_index(tmp_.path() / "index.sqlite");
     std::int64_t n = -1;
     sqlite3_stmt* stmt = nullptr;
-    if (sqlite3_open((tmp_.path() / "index.sqlite").c_str(), &db) == SQLITE_OK &&
-        sqlite3_prepare_v2(db, text, -1, &stmt, nullptr) == SQLITE_OK &&
+    if (sqlite3_prepare_v2(db, text, -1, &stmt, nullptr) == SQLITE_OK &&
         sqlite3_step(stmt) == SQLITE_ROW) {
       n = sqlite3_column_int64(stmt, 0);
     }
@@ -752,11 +769,10 @@ TEST_F(IndexTest, TermsAreFoundBeforeAndAfterTheirTrigramBatch) {
 // record that is deleted leaves nothing to purge.
 TEST_F(IndexTest, RecordsAreFoundBeforeAndAfterTheirBatch) {
   auto count = [&](const std::string& text) {
-    sqlite3* db = nullptr;
+    sqlite3* db = open_index(tmp_.path() / "index.sqlite");
     std::int64_t n = -1;
     sqlite3_stmt* stmt = nullptr;
-    if (sqlite3_open((tmp_.path() / "index.sqlite").c_str(), &db) == SQLITE_OK &&
-        sqlite3_prepare_v2(db, text.c_str(), -1, &stmt, nullptr) == SQLITE_OK &&
+    if (sqlite3_prepare_v2(db, text.c_str(), -1, &stmt, nullptr) == SQLITE_OK &&
         sqlite3_step(stmt) == SQLITE_ROW) {
       n = sqlite3_column_int64(stmt, 0);
     }
@@ -793,24 +809,31 @@ TEST_F(IndexTest, RecordsAreFoundBeforeAndAfterTheirBatch) {
   EXPECT_GE(count("SELECT upto FROM search_docs_indexed"),
             static_cast<std::int64_t>(Index::kWaitingDocs));
 
-  // Deleted: the newest record waits (nothing to purge), the first is
-  // indexed (purged later).
+  // Deleted: the newest record waits (nothing to unindex), the first is
+  // indexed (unindexed later). Both wait in search_purge for the writer.
   ASSERT_TRUE(index_->expunge_message(inbox_, messages, 2));
   ASSERT_TRUE(index_->expunge_message(inbox_, 1, 2));
-  EXPECT_EQ(count("SELECT count(*) FROM search_purge"), 1);
+  EXPECT_EQ(count("SELECT count(*) FROM search_purge"), 2);
+  EXPECT_EQ(count("SELECT count(*) FROM search_purge WHERE id <= (SELECT upto FROM "
+                  "search_docs_indexed)"),
+            1);
   all.erase(all.begin());
   all.pop_back();
   EXPECT_EQ(ask("hare"), all);
   EXPECT_EQ(ask("w1z"), std::vector<Uid>{});
   EXPECT_EQ(ask("kw" + std::to_string(messages) + "z"), std::vector<Uid>{});
 
-  // The rest goes in; the word index then holds exactly the live records
-  // and the deleted one not yet purged.
+  // The rest goes in, after the batch has unindexed the deleted one: the
+  // word index then holds exactly the live records. The store forgets the
+  // deleted ones after (here a purge; an append does too).
   ASSERT_TRUE(index_->index_waiting_docs());
   EXPECT_EQ(count(waiting_sql), 0);
   EXPECT_EQ(count("SELECT count(*) FROM search_fts_docsize"),
-            count("SELECT count(*) FROM search_docs") + 1);
+            count("SELECT count(*) FROM search_docs"));
+  EXPECT_EQ(count("SELECT count(*) FROM search_purged"), 2);
   ASSERT_TRUE(index_->purge_search_fts(100));
+  ASSERT_TRUE(index_->forget_purged());
+  EXPECT_EQ(count("SELECT count(*) FROM search_purge"), 0);
   EXPECT_EQ(count("SELECT count(*) FROM search_fts_docsize"),
             count("SELECT count(*) FROM search_docs"));
   EXPECT_EQ(ask("hare"), all);
@@ -1290,39 +1313,44 @@ TEST_F(SearchIndexTest, RecordsWaitForUpkeepAndAreFoundMeanwhile) {
                   "SELECT count(*) FROM search_docs WHERE id > (SELECT upto FROM "
                   "search_docs_indexed)");
   };
-  const Uid first = static_cast<Uid>(Index::kWaitingDocs) + 8;
-  for (Uid n = 1; n < static_cast<Uid>(Index::kWaitingDocs); ++n) {
+  auto* maildir_user = dynamic_cast<MaildirUserStore*>(user.get());
+  ASSERT_NE(maildir_user, nullptr);
+  // Fewer than a background batch: nothing asks for one, and the records
+  // are found all the same.
+  const Uid before = static_cast<Uid>(Index::kBackgroundBatch) - 1;
+  for (Uid n = 1; n <= before; ++n) {
     ASSERT_TRUE(add(n));
   }
   // Upkeep says when it has a batch to run, so that the server need not
   // post it after every reply.
   EXPECT_FALSE(user->upkeep_due());
-  for (Uid n = static_cast<Uid>(Index::kWaitingDocs); n <= first; ++n) {
-    ASSERT_TRUE(add(n));
-  }
-  EXPECT_TRUE(user->upkeep_due());
-  EXPECT_EQ(waiting(), first);
+  user->upkeep();
+  maildir_user->wait_for_index_batches();
+  EXPECT_EQ(waiting(), before);
   EXPECT_EQ(scalar(db(), "SELECT count(*) FROM search_terms"), 0);
   EXPECT_EQ(find("niq7z"), std::vector<Uid>{7});
-  EXPECT_EQ(find("niq4"), (std::vector<Uid>{4, 40}));
-  user->upkeep();
-  EXPECT_EQ(waiting(), 0);
-  EXPECT_FALSE(user->upkeep_due());
-  EXPECT_GT(scalar(db(), "SELECT count(*) FROM search_terms"), static_cast<std::int64_t>(first));
-  EXPECT_EQ(scalar(db(), "SELECT count(*) FROM search_fts_docsize"), first);
-  EXPECT_EQ(find("niq7z"), std::vector<Uid>{7});
-  EXPECT_EQ(find("niq4"), (std::vector<Uid>{4, 40}));
-  // Fewer than a batch: upkeep leaves them waiting.
-  ASSERT_TRUE(add(first + 1));
-  user->upkeep();
-  EXPECT_EQ(waiting(), 1);
-  // Upkeep never runs: the append that makes kMostWaitingDocs runs the batch.
-  const Uid last = first + static_cast<Uid>(Index::kMostWaitingDocs);
-  for (Uid n = first + 2; n <= last; ++n) {
+  EXPECT_EQ(find("niq4"), (std::vector<Uid>{4, 40, 41, 42, 43, 44, 45, 46, 47, 48, 49}));
+  // The append that makes a background batch's worth asks the search
+  // writer's thread for one; the records it had committed join the index.
+  const Uid first = before + 9;
+  for (Uid n = before + 1; n <= first; ++n) {
     ASSERT_TRUE(add(n));
-    ASSERT_LT(waiting(), static_cast<std::int64_t>(Index::kMostWaitingDocs));
   }
-  EXPECT_EQ(waiting(), 0);
+  maildir_user->wait_for_index_batches();
+  EXPECT_LE(waiting(), static_cast<std::int64_t>(first - before));
+  EXPECT_GE(scalar(db(), "SELECT count(*) FROM search_fts_docsize"),
+            static_cast<std::int64_t>(before));
+  EXPECT_GT(scalar(db(), "SELECT count(*) FROM search_terms"), static_cast<std::int64_t>(before));
+  EXPECT_EQ(find("niq7z"), std::vector<Uid>{7});
+  EXPECT_EQ(find("niq" + std::to_string(first) + "z"), std::vector<Uid>{first});
+  // Whenever the writer's thread is idle, fewer than a background batch
+  // wait: it takes them as they come.
+  const Uid last = first + 2 * static_cast<Uid>(Index::kMostWaitingDocs);
+  for (Uid n = first + 1; n <= last; ++n) {
+    ASSERT_TRUE(add(n));
+    maildir_user->wait_for_index_batches();
+    ASSERT_LT(waiting(), static_cast<std::int64_t>(Index::kBackgroundBatch));
+  }
   EXPECT_EQ(find("niq" + std::to_string(last) + "z"), std::vector<Uid>{last});
   EXPECT_EQ(find("niq" + std::to_string(first + 1) + "z"), std::vector<Uid>{first + 1});
   // Files other programs drop in are adopted by a sync, which has no reply
@@ -1355,13 +1383,22 @@ TEST_F(SearchIndexTest, ExpungedMessagesNeverMatchAndArePurgedLater) {
   // A new message with the same text gets a new document id: only it matches.
   Uid three = append("INBOX", message("three", "Unique marker zebra.\r\n"));
   EXPECT_EQ(candidates("INBOX", kTextBody, {"zebra"}), std::vector<Uid>{three});
-  // The append purged what was pending, in its own transaction.
+  expect_in_step(1);
+  // The search writer unindexes them (here at the open), the store then
+  // forgets them, and the writer's next batch forgets them too.
+  reopen();
   EXPECT_EQ(scalar(db(), "SELECT count(*) FROM search_purge"), 0);
+  EXPECT_EQ(scalar(db(), "SELECT count(*) FROM search_purged"), 2);
   expect_in_step(1);
   EXPECT_EQ(scalar(db(), "SELECT count(*) FROM search_fts_docsize"), 0);  // three waits
+  EXPECT_EQ(candidates("INBOX", kTextBody, {"zebra"}), std::vector<Uid>{three});
+  index_waiting();
+  EXPECT_EQ(scalar(db(), "SELECT count(*) FROM search_purged"), 0);
+  expect_in_step(1);
+  EXPECT_EQ(candidates("INBOX", kTextBody, {"zebra"}), std::vector<Uid>{three});
 }
 
-TEST_F(SearchIndexTest, PurgeIsBoundedAndTheOpenFinishesIt) {
+TEST_F(SearchIndexTest, PurgeIsTheWritersAndTheOpenFinishesIt) {
   constexpr int kMessages = 40;
   for (int i = 0; i < kMessages; ++i) {
     append("Archive", message("m" + std::to_string(i), "common words here\r\n"));
@@ -1369,11 +1406,10 @@ TEST_F(SearchIndexTest, PurgeIsBoundedAndTheOpenFinishesIt) {
   index_waiting();  // the records waiting for their batch go into the word index
   ASSERT_TRUE(user_->delete_mailbox("Archive"));
   EXPECT_EQ(scalar(db(), "SELECT count(*) FROM search_purge"), kMessages);
-  // One append purges at most a bounded batch.
+  // An append unindexes nothing itself (that is the search writer's).
   append("Sent", message("x", "something else\r\n"));
-  auto pending = scalar(db(), "SELECT count(*) FROM search_purge");
-  EXPECT_LT(pending, kMessages);
-  EXPECT_GT(pending, 0);
+  EXPECT_EQ(scalar(db(), "SELECT count(*) FROM search_purge"), kMessages);
+  EXPECT_EQ(unpurged(), kMessages);
   expect_in_step(1);
   // Opening the store purges the rest (the new record still waits for its
   // batch).
@@ -1415,55 +1451,6 @@ TEST_F(SearchIndexTest, RebuildClearsPendingPurges) {
   EXPECT_EQ(candidates("INBOX", kTextBody, {"charlie"}), std::vector<Uid>{});
   EXPECT_EQ(candidates("INBOX", kTextBody, {"foxtrot"}), std::vector<Uid>{three});
   EXPECT_EQ(candidates("INBOX", kTextBody, {"alpha"}), std::vector<Uid>{1});
-}
-
-// The column texts kept for the batch are column_terms' of the record they
-// are found by, and no record's but theirs; the oldest go past the bound.
-TEST(RecentColumns, AnswerForTheirOwnRecordOnly) {
-  auto record = [](const std::string& subject, const std::string& body) {
-    mime::SearchText t;
-    t.from = "ann <ann@example.org>";
-    t.subject = subject;
-    t.body = body;
-    TermRecord r;
-    r.terms = index_terms(t);
-    r.packed = pack_terms(r.terms);
-    return r;
-  };
-  RecentColumns recent;
-  const TermRecord a = record("plan", "the budget plan");
-  const TermRecord b = record("lunch", "the menu");
-  recent.add(a);
-  recent.add(b);
-  for (const TermRecord* r : {&a, &b}) {
-    const RecentColumns::Columns* columns = recent.find(r->packed);
-    ASSERT_NE(columns, nullptr);
-    for (int n = 0; n < kTermColumns; ++n) {
-      EXPECT_EQ((*columns)[n], column_terms(r->terms, n)) << n;
-    }
-  }
-  EXPECT_EQ(recent.find(record("plan", "the budget").packed), nullptr);
-  // A record as large as the bound is not kept; ones that fill it push
-  // out the older ones.
-  auto words = [](std::size_t bytes, const std::string& prefix) {
-    std::string out;
-    for (int i = 0; out.size() < bytes; ++i) {
-      out += prefix + std::to_string(i) + " ";
-    }
-    return out;
-  };
-  const TermRecord big = record("big", words(RecentColumns::kBytes, "w"));
-  recent.add(big);
-  EXPECT_EQ(recent.find(big.packed), nullptr);
-  EXPECT_NE(recent.find(a.packed), nullptr);
-  const TermRecord half = record("half", words(RecentColumns::kBytes / 2, "h"));
-  recent.add(half);
-  EXPECT_NE(recent.find(a.packed), nullptr);
-  recent.add(record("other", words(RecentColumns::kBytes / 2, "o")));
-  EXPECT_EQ(recent.find(a.packed), nullptr);
-  EXPECT_EQ(recent.find(half.packed), nullptr);
-  recent.clear();
-  EXPECT_EQ(recent.find(b.packed), nullptr);
 }
 
 TEST(TermRecord, HoldsEachDistinctTermWithItsColumns) {

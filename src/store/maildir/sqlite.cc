@@ -118,13 +118,31 @@ base::Result<void> Transaction::commit() {
   return {};
 }
 
+std::string read_only_uri(const std::filesystem::path& path) {
+  std::string out = "'file:";
+  for (unsigned char c : path.string()) {
+    if (c == '%' || c == '?' || c == '#' || c < 0x21 || c >= 0x7f) {
+      constexpr char kHex[] = "0123456789ABCDEF";
+      out += '%';
+      out += kHex[c >> 4];
+      out += kHex[c & 15];
+    } else if (c == '\'') {
+      out += "''";
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out + "?mode=ro'";
+}
+
 // ---- Database ----
 
 base::Result<std::unique_ptr<Database>> Database::open(const std::filesystem::path& path) {
   sqlite3* handle = nullptr;
-  int rc = sqlite3_open_v2(path.c_str(), &handle,
-                           SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
-                           register_wal_vfs());  // a WAL frame's two writes become one (wal_vfs.h)
+  int rc = sqlite3_open_v2(
+      path.c_str(), &handle,
+      SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_URI,
+      register_wal_vfs());  // a WAL frame's two writes become one (wal_vfs.h)
   if (rc != SQLITE_OK) {
     std::string message =
         "open " + path.string() + ": " + (handle ? sqlite3_errmsg(handle) : sqlite3_errstr(rc));

@@ -23,6 +23,11 @@ struct sqlite3_value;
 
 namespace peregrine::store::maildir {
 
+// An SQL string literal naming `path` as a read-only URI filename
+// ('file:...?mode=ro'), for ATTACH: the characters a URI gives a meaning
+// escaped as %XX, and quotes doubled.
+std::string read_only_uri(const std::filesystem::path& path);
+
 class Database;
 
 // A prepared statement in use. Bind parameters (1-based), step through rows,

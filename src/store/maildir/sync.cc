@@ -580,7 +580,9 @@ Result<void> MaildirUserStore::sync_row(const MailboxRow& stale) {
         return r;
       }
       if (!a.search_text.empty()) {
-        if (auto r = index_->insert_search_text(row.id, a.row.meta.uid, a.search_text); !r) {
+        if (auto r = index_->insert_search_text(row.id, a.row.meta.uid, a.search_text,
+                                                /*batch=*/false);
+            !r) {
           return r;
         }
       }
@@ -591,18 +593,18 @@ Result<void> MaildirUserStore::sync_row(const MailboxRow& stale) {
     if (auto r = index_->set_scan_mtimes(row.id, cur_mark, new_mark); !r) {
       return r;
     }
+    if (auto r = tx->commit(); !r) {
+      return r;
+    }
     // An adoption has no reply of its own that upkeep runs after: the
-    // records it leaves waiting (up to Index::kMostWaitingDocs with the
-    // server's setting) join the index in its transaction. A batch that
-    // fails does not fail the sync (the records keep waiting).
+    // records it leaves waiting join the index now, once committed (the
+    // search writer reads the committed ones). A batch that fails does not
+    // fail the sync (the records keep waiting).
     if (options_.full_text_index && !adopted.empty()) {
-      if (auto r = index_->index_waiting_docs(static_cast<std::int64_t>(Index::kWaitingDocs)); !r) {
+      if (auto r = index_->run_batch_now(static_cast<std::int64_t>(Index::kWaitingDocs)); !r) {
         base::log(base::LogLevel::kWarn, "search_index_batch_failed",
                   {{"user", user_}, {"reason", r.error().message}});
       }
-    }
-    if (auto r = tx->commit(); !r) {
-      return r;
     }
   }
   const auto key = static_cast<std::uint64_t>(row.id);

@@ -29,13 +29,26 @@ namespace peregrine::store::maildir::testing {
 
 using test_support::TempDir;
 
-// Runs SQL on an index file through a connection of the test's own (WAL
-// lets it read beside the store's) and calls read(stmt) on the first row,
-// if there is one.
-template <class Read>
-void first_row(const std::filesystem::path& db_path, const std::string& sql, Read&& read) {
+// A connection of the test's own to an index file (WAL lets it read beside
+// the store's), with the word index's file beside it attached as `search`
+// (Index::search_path), so that SQL names the tables of both as the store
+// does.
+inline sqlite3* open_index(const std::filesystem::path& db_path) {
   sqlite3* db = nullptr;
   EXPECT_EQ(sqlite3_open(db_path.c_str(), &db), SQLITE_OK);
+  const std::filesystem::path search = db_path.parent_path() / "search.sqlite";
+  if (db_path.filename() == "index.sqlite" && std::filesystem::exists(search)) {
+    const std::string attach = "ATTACH '" + search.string() + "' AS search";
+    EXPECT_EQ(sqlite3_exec(db, attach.c_str(), nullptr, nullptr, nullptr), SQLITE_OK);
+  }
+  return db;
+}
+
+// Runs SQL on an index file (open_index) and calls read(stmt) on the first
+// row, if there is one.
+template <class Read>
+void first_row(const std::filesystem::path& db_path, const std::string& sql, Read&& read) {
+  sqlite3* db = open_index(db_path);
   sqlite3_stmt* stmt = nullptr;
   if (sqlite3_prepare_v2(db, sql.c_str(), -1, &stmt, nullptr) == SQLITE_OK &&
       sqlite3_step(stmt) == SQLITE_ROW) {
@@ -73,10 +86,9 @@ inline std::string blob_literal(std::string_view bytes) {
   return out + "'";
 }
 
-// Runs SQL on an index file through a connection of the test's own.
+// Runs SQL on an index file (open_index).
 inline void exec(const std::filesystem::path& db_path, const std::string& sql) {
-  sqlite3* db = nullptr;
-  ASSERT_EQ(sqlite3_open(db_path.c_str(), &db), SQLITE_OK);
+  sqlite3* db = open_index(db_path);
   char* error = nullptr;
   EXPECT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &error), SQLITE_OK)
       << (error ? error : "");
