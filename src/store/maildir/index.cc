@@ -317,7 +317,10 @@ Result<std::unique_ptr<Index>> Index::open(const std::filesystem::path& path, in
   // only session 33 -> 12 ms, its first SEARCH TEXT 40 -> 27 ms, warm
   // SEARCH alike. 64 MiB of cache did no better than 16. The cost: pages
   // a connection reads are held twice (the kernel's page cache and this
-  // one), up to 16 MiB an open store. A read error of the disk now fails
+  // one), up to 16 MiB for each file a connection reads (attach_search):
+  // 32 MiB an open store, 50 while its search writer is open (16 for its
+  // file, SQLite's 2 for the store's, read once a batch). A read
+  // error of the disk now fails
   // one statement, where under a map it ended the process (SIGBUS).
   std::string pragmas = "PRAGMA busy_timeout = " + std::to_string(busy_timeout_ms) +
                         "; PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL;"
@@ -368,7 +371,11 @@ Result<void> Index::attach_search() {
       return std::unexpected(r.error());
     }
   }
-  const std::string attach = "ATTACH " + read_only_uri(file) + " AS search";
+  // The word index's pages get a cache of their own as large as the
+  // store's file's (cache_size is per file; an attached one has SQLite's
+  // 2 MiB): SEARCH reads its doclists and vocabulary there.
+  const std::string attach =
+      "ATTACH " + read_only_uri(file) + " AS search; PRAGMA search.cache_size = -16384;";
   if (db_->exec(attach) && query_int(*db_, "SELECT count(*) FROM search.sqlite_schema")) {
     return {};
   }
