@@ -1366,6 +1366,51 @@ TEST_F(SearchIndexTest, RecordsWaitForUpkeepAndAreFoundMeanwhile) {
   EXPECT_GT(dropped[0], last);
 }
 
+// Expunges while the writer's thread runs its batches: whichever way the
+// batches and the deletions interleave, the word index ends holding
+// exactly the live records, and every answer is exact meanwhile.
+TEST_F(SearchIndexTest, ExpungesBesideBackgroundBatchesKeepTheIndexInStep) {
+  std::unique_ptr<UserStore> user =
+      open_with([](MaildirOptions& o) { o.upkeep_after_reply = true; });
+  ASSERT_TRUE(user);
+  auto* maildir_user = dynamic_cast<MaildirUserStore*>(user.get());
+  ASSERT_NE(maildir_user, nullptr);
+  constexpr Uid kMessages = 3 * static_cast<Uid>(Index::kBackgroundBatch);
+  std::vector<Uid> live;
+  for (Uid n = 1; n <= kMessages; ++n) {
+    ASSERT_TRUE(user->append(
+        "INBOX", testing::append_of(message("m" + std::to_string(n),
+                                            "tick" + std::to_string(n) + "q common\r\n"))));
+    if (n % 3 == 0) {
+      // A message that may be waiting, or in a batch, or indexed.
+      FlagUpdate deleted;
+      deleted.flags = kFlagDeleted;
+      ASSERT_TRUE(user->update_flags("INBOX", UidSet{n - 1}, deleted));
+      ASSERT_TRUE(user->expunge("INBOX"));
+      live.erase(std::remove(live.begin(), live.end(), n - 1), live.end());
+    }
+    if (n % 3 != 2) {
+      live.push_back(n);
+    }
+    if (n % 50 == 0) {
+      user->upkeep();
+    }
+  }
+  maildir_user->wait_for_index_batches();
+  TextQuery q;
+  q.columns = kTextBody;
+  q.needles = {"ommo"};
+  auto r = user->text_candidates("INBOX", q);
+  ASSERT_TRUE(r && *r);
+  EXPECT_EQ((*r)->uids, live);
+  user.reset();
+  reopen();
+  expect_in_step(static_cast<std::int64_t>(live.size()));
+  EXPECT_EQ(candidates("INBOX", kTextBody, {"ommo"}), live);
+  EXPECT_EQ(candidates("INBOX", kTextBody, {"ick2q"}), std::vector<Uid>{});
+  EXPECT_EQ(candidates("INBOX", kTextBody, {"ick4q"}), std::vector<Uid>{4});
+}
+
 // Expunged texts leave the trigram index later (search_purge), in bounded
 // batches; until then they never come back as candidates.
 TEST_F(SearchIndexTest, ExpungedMessagesNeverMatchAndArePurgedLater) {
