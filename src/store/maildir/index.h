@@ -9,9 +9,7 @@
 // Typed queries only; the caller (MaildirUserStore) decides what goes in
 // one transaction. Not thread-safe.
 
-#include <array>
 #include <cstdint>
-#include <deque>
 #include <filesystem>
 #include <functional>
 #include <memory>
@@ -402,6 +400,9 @@ class Index {
   base::Result<void> attach_search();
   // Whether search_purge holds a row the writer has not dealt with.
   base::Result<bool> unpurged_exist();
+  // Whether a batch run now would do anything: `at_least` records wait,
+  // or a deleted record waits to be unindexed. Asked of this connection.
+  base::Result<bool> batch_has_work(std::int64_t at_least);
   std::filesystem::path path_;  // this index's file (for the writer)
   std::string pragmas_;
   bool is_writer_ = false;  // this is a store's search writer

@@ -1141,18 +1141,12 @@ Result<void> Index::index_waiting_docs(std::int64_t at_least) {
     return run_batch(at_least);
   }
   // Asked of this connection first: the writer is opened only for work.
-  auto waiting = waiting_docs(*db_);
-  if (!waiting) {
-    return std::unexpected(waiting.error());
+  auto work = batch_has_work(at_least);
+  if (!work) {
+    return std::unexpected(work.error());
   }
-  if (*waiting < at_least) {
-    auto pending = unpurged_exist();
-    if (!pending) {
-      return std::unexpected(pending.error());
-    }
-    if (!*pending) {
-      return {};
-    }
+  if (!*work) {
+    return {};
   }
   return with_writer([&](Index& w) { return w.run_batch(at_least); });
 }
@@ -1391,11 +1385,15 @@ Index::~Index() {
 }
 
 Result<bool> Index::batch_due() {
+  return batch_has_work(static_cast<std::int64_t>(background_ ? kBackgroundBatch : kWaitingDocs));
+}
+
+Result<bool> Index::batch_has_work(std::int64_t at_least) {
   auto waiting = waiting_docs(*db_);
   if (!waiting) {
     return std::unexpected(waiting.error());
   }
-  if (*waiting >= static_cast<std::int64_t>(background_ ? kBackgroundBatch : kWaitingDocs)) {
+  if (*waiting >= at_least) {
     return true;
   }
   return unpurged_exist();
@@ -1458,15 +1456,12 @@ void Index::request_batch() {
         w.pending = false;
         w.running = true;
         lock.unlock();
-        {
-          std::lock_guard writing(writer_mutex_);
-          auto r = in_transaction(*writer_, [&] {
-            return writer_->run_batch(static_cast<std::int64_t>(kWaitingDocs));
-          });
-          if (!r) {
-            base::log(base::LogLevel::kWarn, "search_index_batch_failed",
-                      {{"reason", r.error().message}});
-          }
+        if (auto r = with_writer([](Index& writer) {
+              return writer.run_batch(static_cast<std::int64_t>(kWaitingDocs));
+            });
+            !r) {
+          base::log(base::LogLevel::kWarn, "search_index_batch_failed",
+                    {{"reason", r.error().message}});
         }
         lock.lock();
         w.running = false;
